@@ -1,0 +1,1 @@
+"""Tasks behind build.py. Standard library only."""

@@ -1,0 +1,199 @@
+"""Open the index database: pick a SQLite driver that can load sqlite-vec, apply pragmas and the schema.
+
+Order of preference (first that works wins, and `backend` says which):
+1. sqlean.py (bundles a recent SQLite with extension loading on Linux, macOS, Windows)
+2. the standard library sqlite3, when it was built with extension loading
+3. either of them without the extension: vectors live in a BLOB table, searched with numpy
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 5000  # the single writer commits in small transactions; 5 s covers a slow disk
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    path_lower TEXT NOT NULL,
+    name_lower TEXT NOT NULL,
+    title TEXT NOT NULL,
+    frontmatter TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    headings TEXT NOT NULL,
+    block_ids TEXT NOT NULL,
+    warnings TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    chars INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS notes_path_lower ON notes(path_lower);
+CREATE INDEX IF NOT EXISTS notes_name_lower ON notes(name_lower);
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY,
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    body TEXT NOT NULL,
+    context TEXT NOT NULL,
+    cjk TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_id, ordinal);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    body, heading, context, cjk,
+    content='chunks', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, body, heading, context, cjk)
+    VALUES (new.id, new.body, new.heading, new.context, new.cjk);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, body, heading, context, cjk)
+    VALUES ('delete', old.id, old.body, old.heading, old.context, old.cjk);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE OF body, heading, context, cjk ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, body, heading, context, cjk)
+    VALUES ('delete', old.id, old.body, old.heading, old.context, old.cjk);
+    INSERT INTO chunks_fts(rowid, body, heading, context, cjk)
+    VALUES (new.id, new.body, new.heading, new.context, new.cjk);
+END;
+CREATE TABLE IF NOT EXISTS links(
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    target_raw TEXT NOT NULL,
+    anchor TEXT,
+    display TEXT,
+    kind TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    target_path TEXT,
+    target_id INTEGER,
+    ambiguous INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS links_source ON links(source_id);
+CREATE INDEX IF NOT EXISTS links_target ON links(target_id);
+CREATE TABLE IF NOT EXISTS tags(
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    tag_lower TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tags_note ON tags(note_id);
+CREATE INDEX IF NOT EXISTS tags_lower ON tags(tag_lower);
+CREATE TABLE IF NOT EXISTS findings(
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    line INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS findings_note ON findings(note_id);
+CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, size INTEGER, mtime_ns INTEGER);
+CREATE TABLE IF NOT EXISTS attachments(path TEXT PRIMARY KEY, path_lower TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    driver: str  # "sqlean" or "sqlite3"
+    sqlite_version: str
+    vec_version: str | None  # None: sqlite-vec not loaded, vectors as BLOBs searched by numpy
+
+    @property
+    def description(self) -> str:
+        vec = f"sqlite-vec {self.vec_version}" if self.vec_version else "no vector extension (numpy over BLOBs)"
+        return f"{self.driver} (SQLite {self.sqlite_version}) + {vec}"
+
+
+def _driver_modules(prefer: str | None) -> list[tuple[str, ModuleType]]:
+    names = ["sqlean", "sqlite3"]
+    if prefer:
+        names = [prefer] + [n for n in names if n != prefer]
+    found: list[tuple[str, ModuleType]] = []
+    for name in names:
+        try:
+            found.append((name, importlib.import_module(name)))
+        except ImportError:
+            continue
+    return found
+
+
+def _load_vec(conn: Any) -> str | None:
+    if not hasattr(conn, "enable_load_extension"):
+        return None
+    try:
+        import sqlite_vec  # noqa: PLC0415  (optional: absent on platforms without a wheel)
+
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        return str(conn.execute("SELECT vec_version()").fetchone()[0])
+    except Exception as exc:  # any failure means "no extension", never a crash
+        log.debug("sqlite-vec not loaded: %s", exc)
+        return None
+
+
+def connect(path: Path | str, *, prefer: str | None = None, vectors: bool = True,
+            readonly: bool = False) -> tuple[sqlite3.Connection, Backend]:
+    """Open (and create) the index; `vectors=False` forces the no-extension fallback (tests, doctor)."""
+    last_error: Exception | None = None
+    chosen: tuple[Any, Backend] | None = None
+    for name, module in _driver_modules(prefer):
+        try:
+            conn = _open(module, path, readonly)
+        except Exception as exc:
+            last_error = exc
+            continue
+        vec = _load_vec(conn) if vectors else None
+        backend = Backend(name, str(module.sqlite_version), vec)
+        if vec or not vectors:
+            chosen = (conn, backend)
+            break
+        if chosen is None:
+            chosen = (conn, backend)  # keep the first working driver as the fallback
+        else:
+            conn.close()
+    if chosen is None:
+        raise RuntimeError(f"cannot open the index at {path}: {last_error}")
+    conn, backend = chosen
+    if not readonly:
+        _apply_schema(conn)
+    return conn, backend
+
+
+def _open(module: Any, path: Path | str, readonly: bool) -> Any:
+    target = f"file:{path}?mode=ro" if readonly else str(path)
+    conn = module.connect(target, uri=readonly, check_same_thread=False, isolation_level=None,
+                          timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across app crashes
+    return conn
+
+
+def _apply_schema(conn: Any) -> None:
+    row = conn.execute("PRAGMA user_version").fetchone()
+    version = int(row[0])
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"this index was written by a newer Vault Sidecar (schema {version} > {SCHEMA_VERSION}); "
+            "upgrade, or delete the index folder to rebuild it"
+        )
+    # One script, one transaction: a crash mid-way leaves the previous schema intact.
+    conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nPRAGMA user_version={SCHEMA_VERSION};\nCOMMIT;")

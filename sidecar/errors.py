@@ -1,0 +1,54 @@
+"""Errors that reach a user or a client, each with a stable code and a message that says what to do.
+
+JSON-RPC reserves -32768..-32000 for the protocol itself; our application codes live in
+-32000..-32099 ("server error" range) so that generic clients still treat them as errors.
+"""
+
+from __future__ import annotations
+
+
+class SidecarError(Exception):
+    code = -32000
+    kind = "internal"
+
+    def __init__(self, message: str, data: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data or {}
+
+    def to_json(self) -> dict[str, object]:
+        return {"code": self.code, "message": self.message, "data": {"kind": self.kind, **self.data}}
+
+
+class NotFound(SidecarError):
+    """Also raised for paths outside the vault or excluded: "outside" and "not found" answer alike."""
+
+    code = -32004
+    kind = "not_found"
+
+
+class InvalidParams(SidecarError):
+    code = -32602
+    kind = "invalid_params"
+
+
+class IndexNotReady(SidecarError):
+    code = -32010
+    kind = "index_not_ready"
+
+
+class Busy(SidecarError):
+    """Retryable: the writer holds the database longer than the busy timeout."""
+
+    code = -32011
+    kind = "busy"
+
+
+class VaultError(SidecarError):
+    code = -32012
+    kind = "vault"
+
+
+class ShuttingDown(SidecarError):
+    code = -32013
+    kind = "shutting_down"

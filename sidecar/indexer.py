@@ -1,0 +1,294 @@
+"""Orchestrates scan -> read -> redact -> parse -> chunk -> store -> embed. Thin on purpose:
+each stage lives in its own module; this one decides what changed and in what order to write.
+
+Crash safety: notes are committed in small batches and vectors in a later transaction, so a
+crash leaves a usable index (lexical search works) and the next run completes it: unchanged
+files are skipped by size+mtime and chunks without vectors are embedded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sidecar.chunk import chunk_note
+from sidecar.config import Settings
+from sidecar.embed import Embedder
+from sidecar.notes import Chunk, Finding, ParsedNote
+from sidecar.parse import parse_note
+from sidecar.redact import redact
+from sidecar.store import FileState, PendingVector, Store
+from sidecar.vault import ScanResult, Skip, UnreadableNote, Vault, VaultFile
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    phase: str  # "scan", "notes", "vectors", "links", "done"
+    done: int
+    total: int
+
+
+@dataclass
+class IndexReport:
+    full: bool
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    renamed: int = 0
+    deleted: int = 0
+    embedded: int = 0
+    skipped: list[Skip] = field(default_factory=list)
+    vectors_missing: int = 0
+    seconds: float = 0.0
+    cancelled: bool = False
+    changed_paths: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "full": self.full, "scanned": self.scanned, "added": self.added, "updated": self.updated,
+            "unchanged": self.unchanged, "renamed": self.renamed, "deleted": self.deleted,
+            "embedded": self.embedded, "vectors_missing": self.vectors_missing,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "seconds": round(self.seconds, 3), "cancelled": self.cancelled,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    file: VaultFile
+    content_hash: str
+    note: ParsedNote
+    chunks: list[Chunk]
+    findings: tuple[Finding, ...]
+    lines: int
+    chars: int
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def content_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def prepare(vault: Vault, file: VaultFile, chunk_chars: int) -> Prepared:
+    """Read and transform one note. Pure apart from the read; raises UnreadableNote."""
+    decoded = vault.read_note(file.path)
+    redacted = redact(decoded.text)  # before anything else sees the text: nothing downstream holds a secret
+    try:
+        note = parse_note(file.path, redacted.text)
+        chunks = chunk_note(note, max_chars=chunk_chars)
+    except RecursionError as exc:
+        raise UnreadableNote("too deeply nested to parse") from exc
+    if decoded.warnings:
+        note = _with_warnings(note, decoded.warnings)
+    return Prepared(file, content_digest(decoded.text), note, chunks, redacted.findings,
+                    decoded.text.count("\n") + 1, len(decoded.text))
+
+
+def _with_warnings(note: ParsedNote, extra: tuple[str, ...]) -> ParsedNote:
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(note, warnings=note.warnings + extra)
+
+
+class Indexer:
+    """The only writer. Call run() from one thread at a time."""
+
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder | None) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.vault = Vault(settings.vault, settings.exclude, settings.max_file_bytes)
+        self.lock = threading.Lock()
+
+    # ---- entry points -------------------------------------------------------------------
+    def run(self, full: bool = False, progress: ProgressFn | None = None,
+            cancel: threading.Event | None = None) -> IndexReport:
+        with self.lock:
+            return self._run(full, progress or (lambda _p: None), cancel or threading.Event())
+
+    def _run(self, full: bool, progress: ProgressFn, cancel: threading.Event) -> IndexReport:
+        started = time.perf_counter()
+        report = IndexReport(full=full)
+        self.vault.reload_rules()
+        progress(Progress("scan", 0, 0))
+        scan = self.vault.scan()
+        report.scanned = len(scan.notes)
+        if full:
+            self._forget_everything()
+        self._check_model()
+        renamed_or_deleted = self._apply_notes(scan, report, progress, cancel)
+        if not cancel.is_set():
+            self._finish(scan, report, renamed_or_deleted, progress, cancel)
+        report.cancelled = cancel.is_set()
+        report.vectors_missing = len(self.store.chunks_missing_vectors()) if self.embedder else self._chunk_count()
+        report.seconds = time.perf_counter() - started
+        progress(Progress("done", report.scanned, report.scanned))
+        return report
+
+    # ---- steps --------------------------------------------------------------------------
+    def _forget_everything(self) -> None:
+        self.store.begin()
+        self.store.vectors.drop()
+        self.store.conn.execute("DELETE FROM notes")  # cascades to chunks (FTS via trigger), links, tags
+        self.store.commit()
+
+    def _check_model(self) -> None:
+        """A different model means every vector is re-made: never a mix of two models."""
+        if self.embedder is None:
+            return
+        stored = self.store.get_meta("model_fingerprint")
+        if stored == self.embedder.fingerprint:
+            return
+        self.store.begin()
+        if stored is not None:
+            log.info("model changed (%s -> %s): re-embedding every chunk", stored, self.embedder.fingerprint)
+        self.store.vectors.drop()
+        self.store.set_meta("model_fingerprint", self.embedder.fingerprint)
+        self.store.set_meta("model_name", self.embedder.name)
+        self.store.set_meta("model_dim", str(self.embedder.dim))
+        self.store.commit()
+
+    def _apply_notes(self, scan: ScanResult, report: IndexReport, progress: ProgressFn,
+                     cancel: threading.Event) -> bool:
+        states = self.store.file_states()
+        on_disk = {f.path for f in scan.notes}
+        gone = {path: st for path, st in states.items() if path not in on_disk}
+        todo = [f for f in scan.notes if f.path not in states
+                or (states[f.path].size, states[f.path].mtime_ns) != (f.size, f.mtime_ns)]
+        report.unchanged = len(scan.notes) - len(todo)
+        gone_by_hash = {st.content_hash: (path, st.note_id) for path, st in gone.items()}
+        structural = bool(gone)
+        batch = max(1, self.settings.notes_per_transaction)
+        for start in range(0, len(todo), batch):
+            if cancel.is_set():
+                return structural
+            pending = self._write_batch(todo[start:start + batch], states, gone_by_hash, report)
+            self._embed(pending, report)
+            progress(Progress("notes", min(start + batch, len(todo)), len(todo)))
+        structural |= report.added > 0
+        self._delete_gone(gone, gone_by_hash, report)
+        return structural
+
+    def _write_batch(self, files: Sequence[VaultFile], states: dict[str, FileState],
+                     gone_by_hash: dict[str, tuple[str, int]], report: IndexReport) -> list[PendingVector]:
+        prepared: list[Prepared] = []
+        for file in files:
+            try:
+                prepared.append(prepare(self.vault, file, self.settings.chunk_chars))
+            except UnreadableNote as exc:
+                report.skipped.append(Skip(file.path, str(exc)))
+            except Exception as exc:  # a broken note is skipped with a reason; the run goes on
+                log.exception("cannot index %s", file.path)
+                report.skipped.append(Skip(file.path, f"internal error while indexing: {type(exc).__name__}: {exc}"))
+        pending: list[PendingVector] = []
+        self.store.begin()
+        try:
+            for item in prepared:
+                pending += self._write_one(item, states, gone_by_hash, report)
+            self._drop_now_skipped(report, states)
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+        return pending
+
+    def _write_one(self, item: Prepared, states: dict[str, FileState],
+                   gone_by_hash: dict[str, tuple[str, int]], report: IndexReport) -> list[PendingVector]:
+        path = item.file.path
+        state = states.get(path)
+        if state is not None and state.content_hash == item.content_hash:
+            self.store.touch(state.note_id, item.file)  # saved, but the text did not change
+            report.unchanged += 1
+            return []
+        moved = gone_by_hash.pop(item.content_hash, None) if state is None else None
+        if moved is not None:
+            self.store.rename(moved[1], path, item.file)
+            report.renamed += 1
+            report.changed_paths += [moved[0], path]
+            return []
+        if state is None:
+            report.added += 1
+        else:
+            report.updated += 1
+        report.changed_paths.append(path)
+        return self.store.upsert_note(item.file, item.content_hash, item.note, item.chunks, item.findings,
+                                      item.lines, item.chars)
+
+    def _drop_now_skipped(self, report: IndexReport, states: dict[str, FileState]) -> None:
+        """A note that was indexed but is now unreadable (became binary, too big) leaves the index."""
+        for skip in report.skipped:
+            state = states.get(skip.path)
+            if state is not None:
+                self.store.delete_note(state.note_id)
+                states.pop(skip.path, None)
+
+    def _delete_gone(self, gone: dict[str, FileState], gone_by_hash: dict[str, tuple[str, int]],
+                     report: IndexReport) -> None:
+        still_gone = {note_id for _path, note_id in gone_by_hash.values()}
+        if not still_gone:
+            return
+        self.store.begin()
+        for path, state in gone.items():
+            if state.note_id in still_gone:
+                self.store.delete_note(state.note_id)
+                report.deleted += 1
+                report.changed_paths.append(path)
+        self.store.commit()
+
+    def _finish(self, scan: ScanResult, report: IndexReport, structural: bool, progress: ProgressFn,
+                cancel: threading.Event) -> None:
+        progress(Progress("links", 0, 1))
+        self.store.begin()
+        self.store.replace_attachments(scan.attachments)
+        self.store.replace_skipped([*scan.skipped, *report.skipped])
+        report.skipped = [*scan.skipped, *report.skipped]
+        if structural or report.full:
+            self.store.resolve_links()
+        else:
+            changed = self.store.conn.execute(
+                f"SELECT id FROM notes WHERE path IN ({','.join('?' * len(report.changed_paths))})",
+                report.changed_paths).fetchall() if report.changed_paths else []
+            self.store.resolve_links([r[0] for r in changed])
+        self.store.set_meta("last_indexed_at", str(time.time()))
+        self.store.commit()
+        self._embed_missing(report, progress, cancel)
+
+    # ---- embedding ----------------------------------------------------------------------
+    def _embed(self, pending: list[PendingVector], report: IndexReport) -> None:
+        if self.embedder is None or not pending:
+            return
+        batch = self.settings.embed_batch
+        for start in range(0, len(pending), batch):
+            part = pending[start:start + batch]
+            matrix = self.embedder.encode([p.text for p in part])
+            self.store.begin()
+            try:
+                self.store.put_vectors([p.chunk_id for p in part], matrix)
+                self.store.commit()
+            except BaseException:
+                self.store.rollback()
+                raise
+            report.embedded += len(part)
+
+    def _embed_missing(self, report: IndexReport, progress: ProgressFn, cancel: threading.Event) -> None:
+        if self.embedder is None:
+            return
+        missing = self.store.chunks_missing_vectors()
+        step = self.settings.embed_batch * 4
+        for start in range(0, len(missing), step):
+            if cancel.is_set():
+                return
+            self._embed(missing[start:start + step], report)
+            progress(Progress("vectors", min(start + step, len(missing)), len(missing)))
+
+    def _chunk_count(self) -> int:
+        return int(self.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])

@@ -1,0 +1,131 @@
+"""User text -> a safe FTS5 MATCH expression, and snippets with the matched terms marked. Pure.
+
+Every user term is emitted as a quoted FTS5 string, so operators (AND, NEAR, -, :, *, parens)
+in the text are only words, never syntax: any input is a valid query and none is an injection.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sidecar.cjk import split_cjk_runs
+
+WORD = re.compile(r"\w+", re.UNICODE)
+PHRASE = re.compile(r'"([^"]+)"')
+# Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
+MAX_TERMS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalQuery:
+    match: str | None  # FTS5 MATCH expression, None when the text has no searchable term
+    terms: tuple[str, ...]  # lower-cased words and CJK runs, for snippets and coverage
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _cjk_phrase(run: str) -> str:
+    return "cjk : " + _quote(" ".join(run))
+
+
+def build_query(text: str, prefix_last: bool = True) -> LexicalQuery:
+    """Quoted phrases stay phrases; other words are OR-ed (BM25 ranks notes with more of them first)."""
+    parts: list[str] = []
+    terms: list[str] = []
+    phrases = PHRASE.findall(text)
+    rest = PHRASE.sub(" ", text)
+    for phrase in phrases:
+        words = WORD.findall(phrase)
+        if words:
+            parts.append(_quote(" ".join(words)))
+            terms += [w.lower() for w in words]
+    tokens = [tok for tok in rest.split() if WORD.search(tok)]
+    for i, token in enumerate(tokens):
+        for is_cjk, piece in split_cjk_runs(token):
+            if is_cjk:
+                parts.append(_cjk_phrase(piece))
+                terms.append(piece)
+                continue
+            words = WORD.findall(piece)
+            if not words:
+                continue
+            terms += [w.lower() for w in words]
+            last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
+            if last and len(words) == 1 and len(words[0]) >= 2:
+                parts.append(_quote(words[0]) + " *")  # the word being typed
+            else:
+                parts.append(_quote(" ".join(words)))
+    parts = list(dict.fromkeys(parts))[:MAX_TERMS]
+    return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)))
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    text: str
+    highlights: tuple[tuple[int, int], ...]  # code-point offsets into text
+
+
+def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
+    lowered = text.lower()
+    spans: list[tuple[int, int]] = []
+    for term in terms:
+        if not term:
+            continue
+        if not term.isascii() or not term.isalnum():
+            start = lowered.find(term)
+            while start != -1 and len(spans) < 200:
+                spans.append((start, start + len(term)))
+                start = lowered.find(term, start + len(term))
+            continue
+        # Words match at word starts, so "lock" marks "locked" (the stemmer matched it too).
+        for match in re.finditer(r"\b" + re.escape(term), lowered):
+            end = match.end()
+            while end < len(lowered) and lowered[end].isalnum():
+                end += 1
+            spans.append((match.start(), end))
+            if len(spans) >= 200:
+                break
+    return sorted(spans)
+
+
+def make_snippet(text: str, terms: tuple[str, ...], width: int = 220) -> Snippet:
+    """The window of `width` characters with the most matched terms, trimmed at word boundaries."""
+    flat = re.sub(r"\s+", " ", text).strip()
+    spans = _term_spans(flat, terms)
+    if len(flat) <= width:
+        return Snippet(flat, tuple(_merge(spans)))
+    start = _best_window(spans, width) if spans else 0
+    start = max(0, flat.rfind(" ", 0, start) + 1) if start else 0
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        cut = flat.rfind(" ", start + width // 2, end)
+        end = cut if cut > 0 else end
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(flat) else ""
+    body = flat[start:end]
+    shifted = [(s - start + len(prefix), e - start + len(prefix)) for s, e in spans if s >= start and e <= end]
+    return Snippet(prefix + body + suffix, tuple(_merge(shifted)))
+
+
+def _best_window(spans: list[tuple[int, int]], width: int) -> int:
+    best_start, best_count, j = spans[0][0], 0, 0
+    for i, (s, _e) in enumerate(spans):
+        while spans[j][0] < s - width // 3:
+            j += 1
+        count = sum(1 for x in spans[i:] if x[1] <= s + width) + (i - j)
+        if count > best_count:
+            best_start, best_count = spans[j][0], count
+    return max(0, best_start - 30)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged

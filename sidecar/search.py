@@ -1,0 +1,409 @@
+"""search(query, limit, filters, mode, max_tokens): the one function behind every adapter.
+
+Stages: candidates (BM25 over FTS5, cosine over the vector matrix) -> RRF over chunks ->
+group by note -> link-graph boost -> bands -> results with per-signal scores and a reason.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from sidecar.embed import Embedder
+from sidecar.errors import InvalidParams
+from sidecar.fuse import CAVEATS, Thresholds, band_for, query_weights, rrf
+from sidecar.lexical import LexicalQuery, build_query, make_snippet
+from sidecar.snapshot import Snapshot
+
+Mode = Literal["hybrid", "lexical", "semantic"]
+MODES = ("hybrid", "lexical", "semantic")
+CHARS_PER_TOKEN = 4  # the usual estimate for English prose; documented in the protocol
+
+
+@dataclass(frozen=True)
+class Filters:
+    folder: str | None = None
+    tag: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+    modified_since: float | None = None
+    exclude_path: str | None = None
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any] | None) -> Filters:
+        if not raw:
+            return cls()
+        if not isinstance(raw, dict):
+            raise InvalidParams("filters must be an object")
+        fields_raw = raw.get("fields") or {}
+        if not isinstance(fields_raw, dict):
+            raise InvalidParams("filters.fields must be an object of frontmatter field -> value")
+        since = raw.get("modified_since")
+        return cls(
+            folder=_opt_str(raw.get("folder")), tag=_opt_str(raw.get("tag")),
+            fields={str(k): str(v) for k, v in fields_raw.items()},
+            modified_since=float(since) if since is not None else None,
+            exclude_path=_opt_str(raw.get("exclude_path")),
+        )
+
+    def active(self) -> bool:
+        return bool(self.folder or self.tag or self.fields or self.modified_since is not None or self.exclude_path)
+
+
+def _opt_str(value: object) -> str | None:
+    return str(value).strip() or None if value is not None else None
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Every ranking ingredient, with the default the evaluation supports (docs/ranking.md)."""
+
+    rrf_k: int = 60
+    lexical_weight: float = 1.0
+    semantic_weight: float = 1.0
+    query_aware: bool = True
+    graph_weight: float = 0.15  # share of authority + co-linking among top results
+    recency_weight: float = 0.0  # off by default: the eval shows no gain on timeless notes
+    recency_half_life_days: float = 90.0
+    candidates: int = 80  # chunks per leg
+    column_weights: tuple[float, float, float, float] = (1.0, 2.0, 0.6, 1.0)  # body, heading, context, cjk
+
+
+def allowed_notes(conn: sqlite3.Connection, filters: Filters) -> set[int] | None:
+    if not filters.active():
+        return None
+    clauses: list[str] = []
+    params: list[object] = []
+    if filters.folder:
+        folder = filters.folder.strip("/")
+        clauses.append("(path_lower LIKE ? ESCAPE '\\')")
+        params.append(_like_escape(folder.lower()) + "/%")
+    if filters.tag:
+        tag = filters.tag.lstrip("#").lower()
+        clauses.append("id IN (SELECT note_id FROM tags WHERE tag_lower = ? OR tag_lower LIKE ? ESCAPE '\\')")
+        params += [tag, _like_escape(tag) + "/%"]
+    for key, value in filters.fields.items():
+        path = '$."' + key.replace('"', "") + '"'
+        clauses.append(
+            "(lower(CAST(json_extract(frontmatter, ?) AS TEXT)) = ? OR EXISTS (SELECT 1 FROM json_each(notes.frontmatter, ?)"
+            " WHERE lower(CAST(json_each.value AS TEXT)) = ?))")
+        params += [path, value.lower(), path, value.lower()]
+    if filters.modified_since is not None:
+        clauses.append("mtime_ns >= ?")
+        params.append(int(filters.modified_since * 1e9))
+    if filters.exclude_path:
+        clauses.append("path != ?")
+        params.append(filters.exclude_path)
+    sql = "SELECT id FROM notes WHERE " + " AND ".join(clauses)
+    return {int(r[0]) for r in conn.execute(sql, params)}
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass
+class Candidates:
+    lexical: list[int] = field(default_factory=list)  # chunk ids, best first
+    semantic: list[int] = field(default_factory=list)
+    similarity: dict[int, float] = field(default_factory=dict)  # chunk id -> cosine (semantic leg)
+    note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
+
+
+def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
+                       ranking: Ranking) -> list[int]:
+    if query.match is None:
+        return []
+    weights = ", ".join(str(w) for w in ranking.column_weights)
+    sql = f"SELECT f.rowid FROM chunks_fts f"
+    params: list[object] = [query.match]
+    if allowed is not None:
+        sql += " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.note_id IN (SELECT value FROM json_each(?))"
+        params.append(_json_ids(allowed))
+    else:
+        sql += " WHERE chunks_fts MATCH ?"
+    sql += f" ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
+    params.append(ranking.candidates)
+    return [int(r[0]) for r in conn.execute(sql, params)]
+
+
+def _json_ids(ids: set[int]) -> str:
+    return "[" + ",".join(str(i) for i in ids) + "]"
+
+
+def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[int] | None,
+                        k: int) -> tuple[list[int], dict[int, float], dict[int, float]]:
+    if len(snap.vector_ids) == 0:
+        return [], {}, {}
+    sims = snap.matrix @ query_vector.astype(np.float32)
+    if allowed is not None:
+        mask = np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+        sims = np.where(mask, sims, -2.0)
+    k = min(k, len(sims))
+    top = np.argpartition(-sims, k - 1)[:k]
+    top = top[np.argsort(-sims[top])]
+    top = top[sims[top] > -2.0]
+    chunk_ids = [int(snap.vector_ids[i]) for i in top]
+    similarity = {int(snap.vector_ids[i]): float(sims[i]) for i in top}
+    note_best: dict[int, float] = {}
+    for i in top:
+        note = int(snap.vector_notes[i])
+        note_best[note] = max(note_best.get(note, -1.0), float(sims[i]))
+    return chunk_ids, similarity, note_best
+
+
+@dataclass
+class NoteHit:
+    note_id: int
+    chunks: list[int]  # best first
+    fused: float
+    graph_boost: float | None = None
+    recency_boost: float | None = None
+
+    @property
+    def score(self) -> float:
+        return self.fused * (1 + (self.graph_boost or 0.0) + (self.recency_boost or 0.0))
+
+
+def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int]) -> list[NoteHit]:
+    """Best chunk decides a note's score; further matching sections add a little (capped)."""
+    by_note: dict[int, list[tuple[float, int]]] = {}
+    for chunk_id, score in chunk_scores.items():
+        by_note.setdefault(chunk_note[chunk_id], []).append((score, chunk_id))
+    hits = []
+    for note_id, items in by_note.items():
+        items.sort(reverse=True)
+        extra = sum(s for s, _ in items[1:3]) * 0.1
+        hits.append(NoteHit(note_id, [c for _, c in items], items[0][0] + extra))
+    hits.sort(key=lambda h: -h.fused)
+    return hits
+
+
+def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window: int = 10) -> None:
+    """Authority (PageRank, 0..1) and links to/from the other top results both lift a note."""
+    if weight <= 0 or not hits:
+        return
+    top = {h.note_id for h in hits[:window]}
+    for hit in hits[: window * 3]:
+        authority = snap.graph.authority.get(hit.note_id, 0.0)
+        linked = len(snap.graph.neighbours(hit.note_id) & (top - {hit.note_id}))
+        hit.graph_boost = weight * (0.5 * math.sqrt(authority) + 0.5 * min(linked, 3) / 3)
+
+
+def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ranking, now: float) -> None:
+    if ranking.recency_weight <= 0:
+        return
+    for hit in hits:
+        age_days = max(0.0, (now - mtimes.get(hit.note_id, 0) / 1e9) / 86400)
+        hit.recency_boost = ranking.recency_weight * 0.5 ** (age_days / ranking.recency_half_life_days)
+
+
+def term_coverage(terms: Sequence[str], text: str) -> float:
+    """Share of query terms present in the text (stem-ish: a word starting with the term's stem)."""
+    if not terms:
+        return 0.0
+    lowered = text.lower()
+    words = set(lowered.replace("_", " ").split())
+    hits = 0
+    for term in terms:
+        stem = term[: max(4, len(term) - 2)]
+        if not term.isascii():
+            hits += term in lowered
+        else:
+            hits += any(w.startswith(stem) for w in words) or term in lowered
+    return hits / len(terms)
+
+
+def rare_terms(conn: sqlite3.Connection, terms: Sequence[str], chunk_count: int) -> set[str]:
+    """Terms found in very few chunks: an exact hit on one is strong evidence whatever the cosine."""
+    limit = max(3, int(chunk_count * 0.003))
+    rare = set()
+    for term in terms[:8]:
+        if len(term) < 4:
+            continue
+        expr = build_query(f'"{term}"', prefix_last=False).match
+        if expr is None:
+            continue
+        count = conn.execute("SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                             (expr, limit + 1)).fetchone()[0]
+        if 0 < count <= limit:
+            rare.add(term)
+    return rare
+
+
+class Searcher:
+    def __init__(self, conn: sqlite3.Connection, snap: Snapshot, embedder: Embedder | None,
+                 thresholds: Thresholds, ranking: Ranking | None = None) -> None:
+        self.conn = conn
+        self.snap = snap
+        self.embedder = embedder
+        self.thresholds = thresholds
+        self.ranking = ranking or Ranking()
+
+    def search(self, query: str, limit: int = 10, filters: Filters | None = None, mode: str = "hybrid",
+               max_tokens: int | None = None, explain: bool = False) -> dict[str, Any]:
+        started = time.perf_counter()
+        query, limit, mode = _validate(query, limit, mode, max_tokens)
+        filters = filters or Filters()
+        vectors_available = self.embedder is not None and len(self.snap.vector_ids) > 0
+        effective_mode = mode if vectors_available or mode == "lexical" else "lexical"
+        allowed = allowed_notes(self.conn, filters)
+        lexq = build_query(query)
+        cands = self._candidates(query, lexq, allowed, effective_mode)
+        weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
+            if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
+        legs = {"lexical": cands.lexical, "semantic": cands.semantic}
+        fused = rrf(legs, weights, self.ranking.rrf_k)
+        chunk_rows = self._chunk_rows(list(fused))
+        hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()})
+        apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
+        note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
+        apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
+        hits.sort(key=lambda h: -h.score)
+        hits = hits[:limit]
+        rare = rare_terms(self.conn, lexq.terms, self.snap.chunk_count) if hits else set()
+        results = [self._result(h, cands, chunk_rows, note_rows, lexq, rare) for h in hits]
+        if max_tokens:
+            _fit_budget(results, chunk_rows, hits, max_tokens)
+        band = results[0]["band"] if results else "none"
+        response: dict[str, Any] = {
+            "query": query, "mode": effective_mode, "took_ms": 0.0,
+            "vectors_available": vectors_available, "index_building": False,
+            "band": band, "caveat": CAVEATS[band], "results": results,
+        }
+        if mode != effective_mode:
+            response["caveat"] = ((response["caveat"] + " ") if response["caveat"] else "") + \
+                "Semantic search is unavailable (no vectors): these are lexical results only."
+        if explain:
+            response["explanation"] = self._explanation(weights, cands, lexq, filters, allowed)
+        response["took_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        return response
+
+    # ---- stages -------------------------------------------------------------------------
+    def _candidates(self, query: str, lexq: LexicalQuery, allowed: set[int] | None, mode: str) -> Candidates:
+        cands = Candidates()
+        if mode in ("hybrid", "lexical"):
+            cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking)
+        if mode in ("hybrid", "semantic") and self.embedder is not None:
+            qvec = self.embedder.encode([query])[0]
+            cands.semantic, cands.similarity, cands.note_similarity = semantic_candidates(
+                self.snap, qvec, allowed, self.ranking.candidates)
+            self._query_vector = qvec
+        return cands
+
+    def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, dict[str, Any]]:
+        if not chunk_ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT id, note_id, heading, body, context, start_line, end_line FROM chunks"
+            " WHERE id IN (SELECT value FROM json_each(?))", (_json_ids(set(chunk_ids)),))
+        keys = ("id", "note_id", "heading", "body", "context", "start_line", "end_line")
+        return {int(r[0]): dict(zip(keys, r, strict=True)) for r in rows}
+
+    def _note_rows(self, note_ids: list[int]) -> dict[int, dict[str, Any]]:
+        if not note_ids:
+            return {}
+        rows = self.conn.execute("SELECT id, path, title, mtime_ns FROM notes WHERE id IN (SELECT value FROM json_each(?))",
+                                 (_json_ids(set(note_ids)),))
+        return {int(r[0]): {"path": r[1], "title": r[2], "mtime_ns": r[3]} for r in rows}
+
+    def _result(self, hit: NoteHit, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
+                note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, rare: set[str]) -> dict[str, Any]:
+        best = chunk_rows[hit.chunks[0]]
+        note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
+        lex_rank = _rank_of(cands.lexical, hit.chunks)
+        vec_rank = _rank_of(cands.semantic, hit.chunks)
+        similarity = cands.note_similarity.get(hit.note_id)
+        evidence = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
+        coverage = term_coverage(lexq.terms, evidence)
+        rare_hit = bool(rare) and lex_rank is not None and any(term_coverage([t], evidence) == 1.0 for t in rare)
+        band = band_for(similarity, coverage, rare_hit, self.thresholds)
+        snippet = make_snippet(best["body"], lexq.terms)
+        heading_path = [p for p in best["heading"].split(" > ") if p]
+        return {
+            "path": note["path"], "title": note["title"], "heading": best["heading"], "heading_path": heading_path,
+            "snippet": snippet.text, "highlights": [list(h) for h in snippet.highlights],
+            "start_line": best["start_line"], "end_line": best["end_line"],
+            "band": band, "score": round(hit.score, 6),
+            "scores": {
+                "fused": round(hit.fused, 6), "bm25_rank": lex_rank,
+                "vector_similarity": None if similarity is None else round(similarity, 4),
+                "vector_rank": vec_rank, "graph_boost": None if hit.graph_boost is None else round(hit.graph_boost, 4),
+                "recency_boost": None if hit.recency_boost is None else round(hit.recency_boost, 4),
+            },
+            "reason": _reason(lex_rank, vec_rank, similarity, coverage, hit, best["heading"]),
+            "other_sections": [
+                {"heading": chunk_rows[c]["heading"], "start_line": chunk_rows[c]["start_line"],
+                 "end_line": chunk_rows[c]["end_line"]} for c in hit.chunks[1:4]],
+        }
+
+    def _explanation(self, weights: dict[str, float], cands: Candidates, lexq: LexicalQuery,
+                     filters: Filters, allowed: set[int] | None) -> dict[str, Any]:
+        r = self.ranking
+        return {
+            "fts_query": lexq.match, "terms": list(lexq.terms), "rrf_k": r.rrf_k, "leg_weights": weights,
+            "query_aware": r.query_aware, "graph_weight": r.graph_weight, "recency_weight": r.recency_weight,
+            "column_weights": dict(zip(("body", "heading", "context", "cjk"), r.column_weights, strict=True)),
+            "candidates": {"lexical": len(cands.lexical), "semantic": len(cands.semantic)},
+            "filters": {"active": filters.active(), "notes_allowed": None if allowed is None else len(allowed)},
+            "thresholds": {"high": self.thresholds.high, "low": self.thresholds.low},
+        }
+
+
+def _validate(query: object, limit: object, mode: object, max_tokens: object) -> tuple[str, int, str]:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidParams("query must be a non-empty string")
+    if len(query) > 4000:
+        raise InvalidParams("query is too long (4,000 characters at most)")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
+        raise InvalidParams("limit must be an integer from 1 to 100")
+    if mode not in MODES:
+        raise InvalidParams(f"mode must be one of {', '.join(MODES)}")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+        raise InvalidParams("max_tokens must be a positive integer")
+    return query.strip(), limit, str(mode)
+
+
+def _rank_of(ranked: list[int], chunk_ids: list[int]) -> int | None:
+    wanted = set(chunk_ids)
+    for rank, chunk_id in enumerate(ranked, start=1):
+        if chunk_id in wanted:
+            return rank
+    return None
+
+
+def _reason(lex_rank: int | None, vec_rank: int | None, similarity: float | None, coverage: float,
+            hit: NoteHit, heading: str) -> str:
+    parts = []
+    where = f" in section '{heading}'" if heading else ""
+    if lex_rank is not None:
+        parts.append(f"matches {round(coverage * 100)}% of your words{where} (keyword rank {lex_rank})")
+    if vec_rank is not None and similarity is not None:
+        parts.append(f"similar in meaning ({similarity:.2f}, rank {vec_rank})")
+    if hit.graph_boost:
+        parts.append("well linked / linked with other results")
+    if hit.recency_boost:
+        parts.append("recently edited")
+    if len(hit.chunks) > 1:
+        parts.append(f"{len(hit.chunks)} matching sections")
+    return "; ".join(parts) or "found"
+
+
+def _fit_budget(results: list[dict[str, Any]], chunk_rows: dict[int, dict[str, Any]], hits: list[NoteHit],
+                max_tokens: int) -> None:
+    """Give each result its chunk text until the budget runs out; cut with an ellipsis, never drop silently."""
+    budget = max_tokens * CHARS_PER_TOKEN
+    for result, hit in zip(results, hits, strict=True):
+        text = chunk_rows[hit.chunks[0]]["body"]
+        if len(text) <= budget:
+            result["text"], result["truncated"] = text, False
+            budget -= len(text)
+        else:
+            result["text"] = text[: max(0, budget - 1)].rstrip() + "…" if budget > 1 else "…"
+            result["truncated"] = True
+            budget = 0

@@ -1,0 +1,206 @@
+"""All SQL that writes or reads index rows. One writer at a time (the indexer's connection)."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sidecar.cjk import cjk_spaced
+from sidecar.db import Backend
+from sidecar.linkres import PathIndex
+from sidecar.notes import Chunk, Finding, ParsedNote
+from sidecar.vault import Skip, VaultFile
+from sidecar.vectors import Matrix, VectorTable
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    note_id: int
+    size: int
+    mtime_ns: int
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class PendingVector:
+    chunk_id: int
+    text: str  # what gets embedded: title, heading path, body
+
+
+def embed_text(title: str, heading: str, body: str) -> str:
+    return f"{title}\n{heading}\n{body}" if heading else f"{title}\n{body}"
+
+
+class Store:
+    def __init__(self, conn: sqlite3.Connection, backend: Backend) -> None:
+        self.conn = conn
+        self.backend = backend
+        self.vectors = VectorTable(conn, backend)
+
+    # ---- transactions -------------------------------------------------------------------
+    def begin(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        # Readers cache vectors and the graph per generation: every write moves it on.
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
+            " DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    # ---- meta ---------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # ---- notes --------------------------------------------------------------------------
+    def file_states(self) -> dict[str, FileState]:
+        rows = self.conn.execute("SELECT path, id, size, mtime_ns, content_hash FROM notes")
+        return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def touch(self, note_id: int, file: VaultFile) -> None:
+        self.conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE id = ?", (file.size, file.mtime_ns, note_id))
+
+    def rename(self, note_id: int, new_path: str, file: VaultFile) -> None:
+        self.conn.execute(
+            "UPDATE notes SET path = ?, path_lower = ?, name_lower = ?, size = ?, mtime_ns = ? WHERE id = ?",
+            (new_path, new_path.lower(), _name_lower(new_path), file.size, file.mtime_ns, note_id),
+        )
+
+    def delete_note(self, note_id: int) -> None:
+        chunk_ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
+        self.vectors.delete(chunk_ids)
+        self.conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))  # cascades; FTS via trigger
+        self.conn.execute("UPDATE links SET target_id = NULL WHERE target_id = ?", (note_id,))
+
+    def upsert_note(
+        self, file: VaultFile, content_hash: str, note: ParsedNote, chunks: Sequence[Chunk],
+        findings: Sequence[Finding], lines: int, chars: int,
+    ) -> list[PendingVector]:
+        """Write one note; returns the chunks that need a vector (new content only)."""
+        note_id = self._write_note_row(file, content_hash, note, lines, chars)
+        self._replace_children(note_id, note, findings)
+        return self._sync_chunks(note_id, note.title, chunks)
+
+    def _write_note_row(self, file: VaultFile, content_hash: str, note: ParsedNote, lines: int, chars: int) -> int:
+        values = (
+            file.path, file.path.lower(), _name_lower(file.path), note.title,
+            json.dumps(note.frontmatter, ensure_ascii=False, default=str), json.dumps(list(note.aliases), ensure_ascii=False),
+            json.dumps([[h.level, h.text, h.line] for h in note.headings], ensure_ascii=False),
+            json.dumps(list(note.block_ids)), json.dumps(list(note.warnings), ensure_ascii=False),
+            file.size, file.mtime_ns, content_hash, chars, lines, time.time(),
+        )
+        row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (file.path,)).fetchone()
+        if row is None:
+            cur = self.conn.execute(
+                "INSERT INTO notes(path, path_lower, name_lower, title, frontmatter, aliases, headings, block_ids,"
+                " warnings, size, mtime_ns, content_hash, chars, lines, indexed_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values)
+            return int(cur.lastrowid or 0)
+        self.conn.execute(
+            "UPDATE notes SET path=?, path_lower=?, name_lower=?, title=?, frontmatter=?, aliases=?, headings=?,"
+            " block_ids=?, warnings=?, size=?, mtime_ns=?, content_hash=?, chars=?, lines=?, indexed_at=?"
+            " WHERE id = ?", (*values, row[0]))
+        return int(row[0])
+
+    def _replace_children(self, note_id: int, note: ParsedNote, findings: Sequence[Finding]) -> None:
+        for table, column in (("links", "source_id"), ("tags", "note_id"), ("findings", "note_id")):
+            self.conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (note_id,))
+        self.conn.executemany(
+            "INSERT INTO links(source_id, target_raw, anchor, display, kind, line) VALUES (?,?,?,?,?,?)",
+            [(note_id, ln.target, ln.anchor, ln.display, ln.kind, ln.line) for ln in note.links],
+        )
+        self.conn.executemany(
+            "INSERT INTO tags(note_id, tag, tag_lower) VALUES (?,?,?)", [(note_id, t, t.lower()) for t in note.tags]
+        )
+        self.conn.executemany(
+            "INSERT INTO findings(note_id, kind, line) VALUES (?,?,?)", [(note_id, f.kind, f.line) for f in findings]
+        )
+
+    def _sync_chunks(self, note_id: int, title: str, chunks: Sequence[Chunk]) -> list[PendingVector]:
+        """Keep rows (and their vectors) whose content hash is unchanged; replace the rest."""
+        old: dict[str, list[int]] = {}
+        for chunk_id, chunk_hash in self.conn.execute("SELECT id, hash FROM chunks WHERE note_id = ?", (note_id,)):
+            old.setdefault(chunk_hash, []).append(chunk_id)
+        pending: list[PendingVector] = []
+        for chunk in chunks:
+            heading = " > ".join(chunk.heading_path)
+            kept = old.get(chunk.content_hash)
+            if kept:
+                chunk_id = kept.pop()
+                self.conn.execute(
+                    "UPDATE chunks SET ordinal = ?, start_line = ?, end_line = ? WHERE id = ?",
+                    (chunk.ordinal, chunk.start_line, chunk.end_line, chunk_id))
+                continue
+            cur = self.conn.execute(
+                "INSERT INTO chunks(note_id, ordinal, heading, body, context, cjk, start_line, end_line, hash)"
+                " VALUES (?,?,?,?,?,?,?,?,?)",
+                (note_id, chunk.ordinal, heading, chunk.text, chunk.context,
+                 cjk_spaced(f"{chunk.context}\n{heading}\n{chunk.text}"),
+                 chunk.start_line, chunk.end_line, chunk.content_hash))
+            pending.append(PendingVector(int(cur.lastrowid or 0), embed_text(title, heading, chunk.text)))
+        stale = [i for ids in old.values() for i in ids]
+        self.vectors.delete(stale)
+        self.conn.executemany("DELETE FROM chunks WHERE id = ?", ((i,) for i in stale))
+        return pending
+
+    # ---- vectors ------------------------------------------------------------------------
+    def put_vectors(self, ids: Sequence[int], matrix: Matrix) -> None:
+        if ids:
+            self.vectors.create(matrix.shape[1])
+            self.vectors.put(ids, matrix)
+
+    def chunks_missing_vectors(self, limit: int | None = None) -> list[PendingVector]:
+        have = self.vectors.ids()
+        rows = self.conn.execute(
+            "SELECT c.id, n.title, c.heading, c.body FROM chunks c JOIN notes n ON n.id = c.note_id ORDER BY c.id")
+        out = [PendingVector(r[0], embed_text(r[1], r[2], r[3])) for r in rows if r[0] not in have]
+        return out[:limit] if limit else out
+
+    # ---- skips and attachments ------------------------------------------------------------
+    def replace_skipped(self, skipped: Iterable[Skip]) -> None:
+        self.conn.execute("DELETE FROM skipped")
+        self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
+                              ((s.path, s.reason) for s in skipped))
+
+    def replace_attachments(self, paths: Iterable[str]) -> None:
+        self.conn.execute("DELETE FROM attachments")
+        self.conn.executemany("INSERT INTO attachments(path, path_lower) VALUES (?, ?)", ((p, p.lower()) for p in paths))
+
+    # ---- links --------------------------------------------------------------------------
+    def resolve_links(self, only_sources: Iterable[int] | None = None) -> int:
+        """(Re)resolve stored links against the current set of files; returns links updated."""
+        notes = {r[0]: r[1] for r in self.conn.execute("SELECT path, id FROM notes")}
+        attachments = [r[0] for r in self.conn.execute("SELECT path FROM attachments")]
+        index = PathIndex([*notes, *attachments])
+        sql = ("SELECT l.id, l.target_raw, l.kind, n.path FROM links l JOIN notes n ON n.id = l.source_id")
+        if only_sources is not None:
+            ids = list(only_sources)
+            if not ids:
+                return 0
+            sql += f" WHERE l.source_id IN ({','.join('?' * len(ids))})"
+            rows = self.conn.execute(sql, ids).fetchall()
+        else:
+            rows = self.conn.execute(sql).fetchall()
+        updates = []
+        for link_id, raw, kind, source in rows:
+            res = index.resolve(raw, source, kind)
+            updates.append((res.path, notes.get(res.path) if res.path else None, int(res.ambiguous), link_id))
+        self.conn.executemany("UPDATE links SET target_path = ?, target_id = ?, ambiguous = ? WHERE id = ?", updates)
+        return len(updates)
+
+
+def _name_lower(path: str) -> str:
+    name = posixpath.basename(path).lower()
+    return name[:-3] if name.endswith(".md") else name

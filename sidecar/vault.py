@@ -1,0 +1,225 @@
+"""The vault on disk: which files count, reading them safely, and path confinement.
+
+Every path that leaves this module is vault-relative, uses forward slashes and is NFC.
+Nothing here ever writes into the vault.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+import stat
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+INDEXIGNORE = ".indexignore"
+NOTE_SUFFIX = ".md"
+# Sniffing the head is enough: a NUL in real text notes means a binary file named .md.
+SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class VaultFile:
+    path: str  # vault-relative, "/" separated, NFC
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    notes: list[VaultFile]
+    attachments: list[str]  # other files, for resolving embeds of images/PDFs
+    skipped: list[Skip]
+
+
+@dataclass(frozen=True, slots=True)
+class NoteText:
+    text: str  # decoded, "\n" line endings
+    warnings: tuple[str, ...]
+
+
+class UnreadableNote(Exception):
+    """A note that cannot be indexed; the message is the skip reason shown to the user."""
+
+
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+class Vault:
+    def __init__(self, root: Path, extra_excludes: tuple[str, ...] = (), max_file_bytes: int = 5_000_000) -> None:
+        self.root = root.expanduser().resolve()
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"vault folder not found: {root}")
+        self.max_file_bytes = max_file_bytes
+        self.extra_excludes = extra_excludes
+        self.reload_rules()
+
+    # ---- ignore rules -------------------------------------------------------------------
+    def reload_rules(self) -> None:
+        """Re-read .indexignore and Obsidian's excluded files (they can change while serving)."""
+        lines = list(self.extra_excludes)
+        ignore_file = self.root / INDEXIGNORE
+        if ignore_file.is_file():
+            lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        self._spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        self._obsidian_prefixes, self._obsidian_regexes = _obsidian_filters(self.root)
+
+    def exclusion_reason(self, rel: str) -> str | None:
+        """Why a vault-relative path is not served, or None when it may be."""
+        parts = rel.split("/")
+        if any(p.startswith(".") for p in parts):
+            return "hidden folder or file"
+        if rel == INDEXIGNORE:
+            return "hidden folder or file"
+        if self._spec.match_file(rel):
+            return "excluded by .indexignore"
+        if any(rel.startswith(prefix) for prefix in self._obsidian_prefixes) or any(
+            rx.search(rel) for rx in self._obsidian_regexes
+        ):
+            return "excluded in Obsidian settings (Excluded files)"
+        return None
+
+    # ---- scanning -----------------------------------------------------------------------
+    def scan(self) -> ScanResult:
+        notes: list[VaultFile] = []
+        attachments: list[str] = []
+        skipped: list[Skip] = []
+        for rel, st in self._walk():
+            if self.exclusion_reason(rel):
+                continue
+            if not rel.lower().endswith(NOTE_SUFFIX):
+                attachments.append(rel)
+            elif st.st_size > self.max_file_bytes:
+                skipped.append(Skip(rel, f"too large: {st.st_size:,} bytes (limit {self.max_file_bytes:,})"))
+            else:
+                notes.append(VaultFile(rel, st.st_size, st.st_mtime_ns))
+        return ScanResult(notes, attachments, skipped)
+
+    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Files below the root; hidden folders are pruned, symlinks must stay inside the vault."""
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            base = Path(dirpath)
+            rel_dir = base.relative_to(self.root).as_posix()
+            prefix = "" if rel_dir == "." else rel_dir + "/"
+            dirnames[:] = sorted(
+                d for d in dirnames if not d.startswith(".") and self._dir_is_followable(base / d)
+            )
+            for name in sorted(filenames):
+                full = base / name
+                st = self._safe_stat(full)
+                if st is not None:
+                    yield nfc(prefix + name), st
+
+    def _dir_is_followable(self, path: Path) -> bool:
+        return not path.is_symlink()  # a symlinked folder could point anywhere: never walk it
+
+    def _safe_stat(self, path: Path) -> os.stat_result | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None  # vanished between listing and stat, or a dangling link
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if path.is_symlink() and not self._inside(path.resolve()):
+            return None
+        return st
+
+    def _inside(self, real: Path) -> bool:
+        return real == self.root or self.root in real.parents
+
+    # ---- confinement --------------------------------------------------------------------
+    def confine(self, user_path: str) -> str | None:
+        """Map untrusted input to a servable vault-relative path, or None.
+
+        None covers "outside the vault", "excluded" and "does not exist" alike, so a caller
+        cannot probe what lies outside.
+        """
+        if not user_path or "\x00" in user_path or "\\" in user_path or len(user_path) > 1024:
+            return None
+        candidate = nfc(user_path.strip())
+        if candidate.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", candidate):
+            return None
+        parts = [p for p in candidate.split("/") if p not in ("", ".")]
+        if not parts or any(p == ".." or p != p.strip() or p.endswith(".") for p in parts):
+            return None
+        rel = "/".join(parts)
+        if self.exclusion_reason(rel):
+            return None
+        full = self.root.joinpath(*parts)
+        try:
+            real = full.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None
+        if not self._inside(real) or not real.is_file():
+            return None
+        real_rel = nfc(real.relative_to(self.root).as_posix())
+        if self.exclusion_reason(real_rel):
+            return None  # a link inside the vault that points into an excluded place
+        return rel
+
+    # ---- reading ------------------------------------------------------------------------
+    def read_note(self, rel: str) -> NoteText:
+        """Decode a note; raises UnreadableNote with a reason the user can act on."""
+        full = self.root / rel
+        try:
+            with open(full, "rb") as handle:
+                st = os.fstat(handle.fileno())
+                if st.st_size > self.max_file_bytes:
+                    raise UnreadableNote(f"too large: {st.st_size:,} bytes (limit {self.max_file_bytes:,})")
+                data = handle.read(self.max_file_bytes + 1)
+        except FileNotFoundError as exc:
+            raise UnreadableNote("vanished while being read") from exc
+        except OSError as exc:
+            raise UnreadableNote(f"cannot read: {exc.strerror or exc}") from exc
+        return decode_note(data)
+
+
+def decode_note(data: bytes) -> NoteText:
+    """UTF-8 (with or without BOM) or UTF-16 with a BOM; invalid bytes are replaced, not fatal."""
+    warnings: list[str] = []
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", errors="replace")
+        warnings.append("decoded as UTF-16")
+    else:
+        if b"\x00" in data[:SNIFF_BYTES]:
+            raise UnreadableNote("binary content (NUL bytes) in a .md file")
+        text = data.decode("utf-8-sig", errors="replace")
+        if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
+            warnings.append("invalid UTF-8 bytes were replaced")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    return NoteText(text, tuple(warnings))
+
+
+def _obsidian_filters(root: Path) -> tuple[tuple[str, ...], tuple[re.Pattern[str], ...]]:
+    """Obsidian's "Excluded files": plain entries are path prefixes, /.../ entries are regexes."""
+    try:
+        config = json.loads((root / ".obsidian" / "app.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return (), ()
+    entries = config.get("userIgnoreFilters") if isinstance(config, dict) else None
+    prefixes: list[str] = []
+    regexes: list[re.Pattern[str]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, str) or not entry.strip():
+            continue
+        if len(entry) > 2 and entry.startswith("/") and entry.endswith("/"):
+            try:
+                regexes.append(re.compile(entry[1:-1]))
+            except re.error:
+                continue
+        else:
+            prefixes.append(nfc(entry.strip().lstrip("/")))
+    return tuple(prefixes), tuple(regexes)

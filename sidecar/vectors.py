@@ -1,0 +1,104 @@
+"""Where chunk vectors live, and the in-memory matrix that search multiplies against.
+
+Stored as int8 (per-row scaled; cosine ignores scale) to keep the index small: 256 bytes a
+chunk instead of 1 KB. With sqlite-vec loaded they go into a vec0 table (usable for KNN in
+SQL, as the seeds' baseline does); without it, into a plain BLOB table. Search itself uses
+numpy over a float32 matrix: measured 7x faster than vec0 KNN at 50k rows, same top-30.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from sidecar.db import Backend
+
+Matrix = npt.NDArray[np.float32]
+VEC0_TABLE = "chunk_vec0"
+BLOB_TABLE = "chunk_vec_blob"
+
+
+def quantize(matrix: Matrix) -> npt.NDArray[np.int8]:
+    scale = np.abs(matrix).max(axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    return np.clip(np.rint(matrix / scale * 127.0), -127, 127).astype(np.int8)
+
+
+def dequantize(rows: npt.NDArray[np.int8]) -> Matrix:
+    out = rows.astype(np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (out / norms).astype(np.float32)
+
+
+@dataclass
+class VectorTable:
+    conn: sqlite3.Connection
+    backend: Backend
+
+    @property
+    def table(self) -> str:
+        return VEC0_TABLE if self.backend.vec_version else BLOB_TABLE
+
+    def exists(self) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (self.table,)).fetchone()
+        return row is not None
+
+    def create(self, dim: int) -> None:
+        if self.backend.vec_version:
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {VEC0_TABLE} USING vec0(embedding int8[{dim}] distance_metric=cosine)"
+            )
+        else:
+            self.conn.execute(f"CREATE TABLE IF NOT EXISTS {BLOB_TABLE}(rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+
+    def drop(self) -> None:
+        """Forget every vector (the model changed): vectors of two models must never mix."""
+        self.conn.execute(f"DROP TABLE IF EXISTS {self.table}")
+
+    def put(self, ids: Sequence[int], matrix: Matrix) -> None:
+        rows = quantize(matrix)
+        self.delete(ids)  # vec0 rejects INSERT OR REPLACE: delete, then insert
+        if self.backend.vec_version:
+            sql = f"INSERT INTO {VEC0_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))"
+        else:
+            sql = f"INSERT INTO {BLOB_TABLE}(rowid, embedding) VALUES (?, ?)"
+        self.conn.executemany(sql, ((int(i), row.tobytes()) for i, row in zip(ids, rows, strict=True)))
+
+    def delete(self, ids: Iterable[int]) -> None:
+        if not self.exists():
+            return
+        self.conn.executemany(f"DELETE FROM {self.table} WHERE rowid = ?", ((int(i),) for i in ids))
+
+    def count(self) -> int:
+        if not self.exists():
+            return 0
+        return int(self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
+
+    def ids(self) -> set[int]:
+        if not self.exists():
+            return set()
+        return {int(r[0]) for r in self.conn.execute(f"SELECT rowid FROM {self.table}")}
+
+    def load(self, dim: int) -> tuple[npt.NDArray[np.int64], Matrix]:
+        """All vectors as (chunk ids, unit-norm float32 matrix), ordered by chunk id."""
+        if not self.exists():
+            return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
+        rows = self.conn.execute(f"SELECT rowid, embedding FROM {self.table} ORDER BY rowid").fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), dim)
+        return ids, dequantize(raw)
+
+    def knn_sql(self, query: Matrix, k: int) -> list[tuple[int, float]]:
+        """vec0 KNN in SQL (the seeds' baseline); returns (chunk id, cosine similarity)."""
+        if not self.backend.vec_version:
+            raise RuntimeError("vec0 KNN needs the sqlite-vec extension")
+        q = quantize(query.reshape(1, -1))[0].tobytes()
+        rows = self.conn.execute(
+            f"SELECT rowid, distance FROM {VEC0_TABLE} WHERE embedding MATCH vec_int8(?) AND k = ?", (q, k)
+        ).fetchall()
+        return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
