@@ -1,0 +1,185 @@
+"""The embedding model: the real shipped model, loaded offline, no mocks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file, save_file
+
+from sidecar.embed import DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
+
+DIM = 256
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Offline mode plus a tripwire: any attempt to open a connection fails the test."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"network access attempted: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    yield
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder.load()
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_default_model_loads_offline(no_network: None) -> None:
+    model = Embedder.load()
+    assert model.name == DEFAULT_MODEL_NAME
+    assert model.dim == DIM
+    assert model.encode(["offline check"]).shape == (1, DIM)
+
+
+def test_rows_are_unit_norm_float32(embedder: Embedder) -> None:
+    texts = ["Obsidian vault backup", "a longer paragraph about syncing notes between devices " * 5, "x"]
+    vectors = embedder.encode(texts)
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (3, DIM)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_batching_does_not_change_results(embedder: Embedder) -> None:
+    texts = [f"note number {i} about topic {i % 7}" for i in range(50)]
+    np.testing.assert_allclose(embedder.encode(texts, batch_size=7), embedder.encode(texts), atol=1e-6)
+
+
+def test_paraphrase_is_closer_than_unrelated(embedder: Embedder) -> None:
+    query, paraphrase, unrelated = embedder.encode(
+        [
+            "how do I reset my router password",
+            "changing the admin login of the wifi box",
+            "a recipe for cheese bread",
+        ]
+    )
+    assert cosine(query, paraphrase) > cosine(query, unrelated) + 0.1
+
+
+def test_text_without_known_tokens_gives_zero_row(embedder: Embedder) -> None:
+    vectors = embedder.encode(["", "real words here"])
+    assert not np.any(vectors[0])
+    assert np.isfinite(vectors).all()
+    assert np.linalg.norm(vectors[1]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_empty_input_gives_empty_matrix(embedder: Embedder) -> None:
+    vectors = embedder.encode([])
+    assert vectors.shape == (0, DIM)
+    assert vectors.dtype == np.float32
+
+
+def test_single_string_is_rejected(embedder: Embedder) -> None:
+    with pytest.raises(TypeError, match="sequence of texts"):
+        embedder.encode("not a list")
+
+
+def test_fingerprint_is_stable_across_loads(embedder: Embedder) -> None:
+    again = Embedder.load(str(DEFAULT_MODEL_DIR))
+    assert len(embedder.fingerprint) == 16
+    int(embedder.fingerprint, 16)  # hex
+    assert again.fingerprint == embedder.fingerprint
+
+
+def test_fingerprint_changes_with_the_weights(embedder: Embedder, tmp_path: Path) -> None:
+    altered = tmp_path / "altered"
+    shutil.copytree(DEFAULT_MODEL_DIR, altered)
+    # Nudge a single int8 weight: the smallest change that makes a different model.
+    tensors = load_file(altered / "model.safetensors")
+    tensors["embeddings"][100, 0] ^= 1
+    save_file(tensors, altered / "model.safetensors")
+    other = Embedder.load(str(altered))
+    assert other.dim == DIM
+    assert other.name == "altered"
+    assert other.fingerprint != embedder.fingerprint
+
+
+def test_fingerprint_ignores_documentation(embedder: Embedder, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(DEFAULT_MODEL_DIR, copy)
+    (copy / "README.md").write_text("edited\n")
+    assert Embedder.load(str(copy)).fingerprint == embedder.fingerprint
+
+
+def test_sha256sums_match_shipped_files() -> None:
+    lines = (DEFAULT_MODEL_DIR / "SHA256SUMS").read_text().splitlines()
+    listed = {name: digest for digest, name in (line.split("  ", 1) for line in lines)}
+    shipped = {p.name for p in DEFAULT_MODEL_DIR.iterdir() if p.is_file() and p.name != "SHA256SUMS"}
+    assert set(listed) == shipped
+    assert {"model.safetensors", "tokenizer.json", "config.json", "LICENSE", "NOTICE", "README.md"} <= shipped
+    for name, digest in listed.items():
+        assert hashlib.sha256((DEFAULT_MODEL_DIR / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_shipped_files_hold_no_absolute_path() -> None:
+    config = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text())
+    assert config["tokenizer_name"] == "sentence-transformers/all-MiniLM-L6-v2"
+    for name in ("config.json", "README.md", "modules.json"):
+        text = (DEFAULT_MODEL_DIR / name).read_text()
+        for marker in ("/tmp/", "/home/", "/root/", "site-packages", "C:\\"):
+            assert marker not in text, f"{name} contains {marker!r}"
+
+
+def test_shipped_license_is_apache(embedder: Embedder) -> None:
+    readme = (DEFAULT_MODEL_DIR / "README.md").read_text()
+    assert "license: apache-2.0" in readme
+    assert "mit" not in readme.split("---")[1].lower()
+    assert "Apache License" in (DEFAULT_MODEL_DIR / "LICENSE").read_text()
+
+
+def test_missing_local_path_is_explained(no_network: None, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-model"
+    with pytest.raises(ModelUnavailable) as caught:
+        Embedder.load(str(missing))
+    message = str(caught.value)
+    assert str(missing) in message
+    assert "model.safetensors" in message
+    assert DEFAULT_MODEL_NAME in message
+
+
+def test_folder_without_model_is_explained(no_network: None, tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match=r"Model2Vec model folder"):
+        Embedder.load(str(tmp_path))
+
+
+def test_unreachable_hub_id_is_explained(no_network: None) -> None:
+    with pytest.raises(ModelUnavailable) as caught:
+        Embedder.load("example-owner/model-that-is-not-cached")
+    message = str(caught.value)
+    assert "example-owner/model-that-is-not-cached" in message
+    assert "Hugging Face hub" in message
+    assert "local folder path" in message
+
+
+def test_hub_id_loads_from_the_local_hub_cache(embedder: Embedder, tmp_path: Path) -> None:
+    # A subprocess, because huggingface_hub reads HF_HUB_CACHE and HF_HUB_OFFLINE once, at import.
+    snapshot = tmp_path / "hub" / "models--example-owner--cached-model" / "snapshots" / "0123abc"
+    shutil.copytree(DEFAULT_MODEL_DIR, snapshot)
+    script = (
+        "from sidecar.embed import Embedder\n"
+        "m = Embedder.load('example-owner/cached-model')\n"
+        "print(m.name, m.dim, m.fingerprint)\n"
+    )
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.split() == ["example-owner/cached-model", str(DIM), embedder.fingerprint]
