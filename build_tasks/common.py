@@ -34,5 +34,5 @@ def sh(*cmd: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = None, ch
 
 
 def python_ok() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036  (build.py runs on whatever python3 the user has)
         raise SystemExit(f"Python 3.11 or newer is needed (this is {sys.version.split()[0]}).")

@@ -6,6 +6,8 @@ thread, and loads the model once. Adapters never touch SQL or the indexer direct
 
 from __future__ import annotations
 
+import difflib
+import json
 import logging
 import threading
 import time
@@ -13,11 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sidecar import __version__
+from sidecar import __version__, notes_api
 from sidecar.config import Settings
-from sidecar.db import SCHEMA_VERSION, Backend, connect
+from sidecar.db import SCHEMA_VERSION, connect
 from sidecar.embed import Embedder, ModelUnavailable
+from sidecar.errors import NotFound
+from sidecar.fuse import DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import Indexer, IndexReport, ProgressFn
+from sidecar.related import Related
+from sidecar.search import Filters, Ranking, Searcher
+from sidecar.snapshot import Snapshot, SnapshotCache
 from sidecar.store import Store
 
 log = logging.getLogger(__name__)
@@ -46,6 +53,8 @@ class VaultIndex:
         self.embedder, self.model = _load_model(settings.model) if load_model else (None, ModelState(None, None, None, "model loading disabled"))
         self.indexer = Indexer(settings, self.store, self.embedder)
         self._local = threading.local()
+        self._snapshots = SnapshotCache()
+        self.ranking = Ranking()
         self.building = False
 
     # ---- connections --------------------------------------------------------------------
@@ -60,6 +69,70 @@ class VaultIndex:
     def close(self) -> None:
         self.store.conn.close()
 
+    def health(self, sections: list[str] | None = None) -> dict[str, Any]:
+        from sidecar.health import build_health  # noqa: PLC0415  (a report, not part of every query path)
+
+        return build_health(self, sections)
+
+    # ---- retrieval ----------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        return self._snapshots.get(self.reader(), self.backend, self.embedder.dim if self.embedder else None)
+
+    def thresholds(self) -> Thresholds:
+        rows = dict(self.reader().execute("SELECT key, value FROM meta WHERE key IN ('band_high', 'band_low')").fetchall())
+        return Thresholds(float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
+
+    def save_thresholds(self, low: float, high: float) -> None:
+        with self.indexer.lock:  # the single writer
+            self.store.begin()
+            self.store.set_meta("band_low", str(low))
+            self.store.set_meta("band_high", str(high))
+            self.store.commit()
+
+    def search(self, query: str, limit: int = 10, filters: dict[str, Any] | None = None, mode: str = "hybrid",
+               max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None) -> dict[str, Any]:
+        searcher = Searcher(self.reader(), self.snapshot(), self.embedder, self.thresholds(), ranking or self.ranking)
+        result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain)
+        result["index_building"] = self.building
+        return result
+
+    def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
+                limit: int = 10) -> dict[str, Any]:
+        finder = Related(self.reader(), self.snapshot(), self.embedder, self.thresholds())
+        result = finder.related(path, text, cursor_heading, limit)
+        result["index_building"] = self.building
+        return result
+
+    def note_links(self, path: str) -> dict[str, Any]:
+        return notes_api.note_links(self.reader(), self.indexer.vault, path)
+
+    def read_note(self, path: str, heading: str | None = None) -> dict[str, Any]:
+        return notes_api.read_note(self.reader(), self.indexer.vault, path, heading)
+
+    def list_notes(self, folder: str | None = None, tag: str | None = None, note_type: str | None = None,
+                   modified_since: float | None = None, limit: int = 100) -> dict[str, Any]:
+        return notes_api.list_notes(self.reader(), folder, tag, note_type, modified_since, limit)
+
+    def resolve_note(self, ref: str) -> str:
+        """A vault path, a file name or a title/alias -> the indexed note's path, else NotFound."""
+        conn = self.reader()
+        vault = self.indexer.vault
+        for candidate in (ref, f"{ref}.md"):
+            path = vault.confine(candidate)
+            if path and conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone():
+                return path
+        if "\x00" in ref or len(ref) > 1024:
+            raise NotFound("no such note")
+        wanted = ref.strip().lower().removesuffix(".md")
+        rows = conn.execute("SELECT path, title, aliases, name_lower FROM notes").fetchall()
+        for path, title, aliases, name in rows:
+            if wanted in (title.lower(), name) or wanted in (a.lower() for a in json.loads(aliases)):
+                return str(path)
+        names = [str(r[1]) for r in rows]
+        close = difflib.get_close_matches(ref, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise NotFound(f"no such note: {ref!r}{hint}", {"suggestions": close})
+
     # ---- indexing -----------------------------------------------------------------------
     def index(self, full: bool = False, progress: ProgressFn | None = None,
               cancel: threading.Event | None = None) -> IndexReport:
@@ -72,9 +145,8 @@ class VaultIndex:
     # ---- status -------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
         conn = self.reader()
-        count = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
-        notes = count("SELECT count(*) FROM notes")
-        chunks = count("SELECT count(*) FROM chunks")
+        notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+        chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
         with_vectors = self.store.vectors.count() if self.embedder else 0
         skipped = [{"path": r[0], "reason": r[1]} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
         last = conn.execute("SELECT value FROM meta WHERE key = 'last_indexed_at'").fetchone()

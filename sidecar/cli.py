@@ -16,6 +16,7 @@ from typing import Any
 from sidecar import __version__
 from sidecar.app import VaultIndex
 from sidecar.config import from_env, setting_help
+from sidecar.errors import SidecarError
 from sidecar.indexer import Progress
 
 Handler = Callable[[argparse.Namespace], int]
@@ -29,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     handler: Handler = args.handler
     try:
         return handler(args)
+    except SidecarError as exc:
+        if getattr(args, "json", False):
+            print(json.dumps({"error": exc.to_json()}, ensure_ascii=False, indent=2))
+        print(f"sidecar: {exc.message}", file=sys.stderr)
+        return 1
     except (FileNotFoundError, ValueError) as exc:
         print(f"sidecar: {exc}", file=sys.stderr)
         return 2
@@ -144,6 +150,188 @@ def _status_text(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# ---- search and related -------------------------------------------------------------------
+def cmd_search(args: argparse.Namespace) -> int:
+    index = open_index(args)
+    result = index.search(args.query, limit=args.limit, mode=args.mode, explain=args.explain,
+                          max_tokens=args.max_tokens, filters=_filters(args))
+    emit(args, result, lambda: _search_text(result, args.explain))
+    return 0
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    fields = dict(item.split("=", 1) for item in args.field or [] if "=" in item)
+    return {"folder": args.folder, "tag": args.tag, "fields": fields}
+
+
+def _search_text(result: dict[str, Any], explain: bool) -> str:
+    lines = [f"{len(result['results'])} result(s) for {result['query']!r} ({result['mode']}, "
+             f"{result['took_ms']:.1f} ms) confidence: {result['band']}"]
+    if result["caveat"]:
+        lines.append(f"  note: {result['caveat']}")
+    for i, r in enumerate(result["results"], start=1):
+        where = f" > {r['heading']}" if r["heading"] else ""
+        lines.append(f"{i:2}. {r['path']}{where}  [{r['band']}] score {r['score']:.4f}  (lines {r['start_line']}-{r['end_line']})")
+        lines.append(f"    {r['snippet'][:200]}")
+        if explain:
+            lines.append(f"    why: {r['reason']}; scores {json.dumps(r['scores'])}")
+    if explain and "explanation" in result:
+        lines.append("explanation: " + json.dumps(result["explanation"], ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def cmd_related(args: argparse.Namespace) -> int:
+    index = open_index(args)
+    path = index.resolve_note(args.note)
+    result = index.related(path=path, limit=args.limit)
+    emit(args, result, lambda: _related_text(result))
+    return 0
+
+
+def _related_text(result: dict[str, Any]) -> str:
+    lines = [f"related to {result['source_path']} ({result['took_ms']:.1f} ms)"]
+    for i, r in enumerate(result["results"], start=1):
+        badges = ", ".join(x["label"] for x in r["reasons"])
+        mark = " (already linked)" if r["already_linked"] else ""
+        lines.append(f"{i:2}. {r['path']}{mark}  [{r['band']}] {r['score']:.3f}  {badges}")
+    return "\n".join(lines)
+
+
+def _search_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("query", help="what to look for (any text: quotes make phrases)")
+    cmd.add_argument("--limit", type=int, default=10)
+    cmd.add_argument("--mode", choices=("hybrid", "lexical", "semantic"), default="hybrid")
+    cmd.add_argument("--explain", action="store_true", help="show every signal and the ranking settings")
+    cmd.add_argument("--max-tokens", type=int, help="include chunk text within this budget (4 characters a token)")
+    cmd.add_argument("--folder", help="only notes under this folder")
+    cmd.add_argument("--tag", help="only notes with this tag (nested tags included)")
+    cmd.add_argument("--field", action="append", metavar="KEY=VALUE", help="frontmatter field filter (repeatable)")
+
+
+def _related_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("note", help="a note path, file name or title")
+    cmd.add_argument("--limit", type=int, default=10)
+
+
+# ---- serve and agent configuration -----------------------------------------------------------
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+
+    from sidecar.server import ServeOptions, serve  # noqa: PLC0415  (aiohttp/uvicorn load only here)
+
+    if not args.vault:
+        raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
+    settings = from_env(Path(args.vault), index_dir=args.index_dir, model=args.model)
+    options = ServeOptions(rpc_port=args.rpc_port, mcp_port=None if args.no_mcp else args.mcp_port,
+                           watch=not args.no_watch, exit_with_parent=not args.no_parent_watch)
+    return asyncio.run(serve(settings, options))
+
+
+def _serve_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--rpc-port", type=int, default=0, help="JSON-RPC port on 127.0.0.1 (0: pick a free one)")
+    cmd.add_argument("--mcp-port", type=int, default=0, help="MCP port on 127.0.0.1 (0: pick a free one)")
+    cmd.add_argument("--no-mcp", action="store_true", help="serve JSON-RPC only")
+    cmd.add_argument("--no-watch", action="store_true", help="no file watcher (the periodic reconcile still runs)")
+    cmd.add_argument("--no-parent-watch", action="store_true", help="keep running when the parent process exits")
+
+
+def cmd_mcp_config(args: argparse.Namespace) -> int:
+    from sidecar.mcp_config import client_config  # noqa: PLC0415
+    from sidecar.tokens import mcp_token  # noqa: PLC0415
+
+    if not args.vault:
+        raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
+    settings = from_env(Path(args.vault), index_dir=args.index_dir, model=args.model)
+    config = client_config(settings, args.port, mcp_token() if args.port else None)
+    emit(args, config, lambda: _mcp_config_text(config))
+    return 0
+
+
+def _mcp_config_text(c: dict[str, Any]) -> str:
+    lines = []
+    if c["http"]:
+        h = c["http"]
+        lines += [f"# MCP over HTTP ({h['url']}, while `sidecar serve --mcp-port N` runs)", "", "Claude Code:",
+                  f"  {h['claude_code']}", "", "Cursor (.cursor/mcp.json):", json.dumps(h["cursor"], indent=2), "",
+                  "Codex (~/.codex/config.toml):", h["codex"], ""]
+    s = c["stdio"]
+    lines += ["# MCP over stdio (the client starts the sidecar itself)", "", "Claude Code:", f"  {s['claude_code']}", "",
+              "Cursor (.cursor/mcp.json):", json.dumps(s["cursor"], indent=2), "", "Codex (~/.codex/config.toml):",
+              s["codex"]]
+    if not c["http"]:
+        lines.append("(pass --port N, the MCP port of a running `sidecar serve --mcp-port N`, for the HTTP variant)")
+    return "\n".join(lines)
+
+
+def _mcp_config_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--port", type=int, help="the MCP port of `sidecar serve --mcp-port N`")
+
+
+# ---- evaluation ---------------------------------------------------------------------------
+def cmd_eval(args: argparse.Namespace) -> int:
+    from sidecar import evaluate  # noqa: PLC0415
+
+    index = open_index(args)
+    index.index()
+    out: dict[str, Any] = {}
+    if args.queries:
+        queries = evaluate.load_queries(Path(args.queries))
+        cfgs = evaluate.configs(index.ranking)
+        out["search"] = evaluate.evaluate_search(index, queries, cfgs)
+        out["full_by_kind"] = evaluate.by_kind(index, queries, cfgs[-1])
+    out["link_prediction"] = evaluate.link_prediction(index, sample=args.sample)
+    emit(args, out, lambda: _eval_text(out))
+    return 0
+
+
+def _eval_text(out: dict[str, Any]) -> str:
+    lines = []
+    if "search" in out:
+        cols = ("ndcg@10", "recall@10", "mrr", "answerable_not_low", "unanswerable_flagged_low")
+        lines.append(f"{'ranking':18}" + "".join(f"{c:>26}" for c in cols))
+        for name, row in out["search"].items():
+            lines.append(f"{name:18}" + "".join(f"{row[c]:>26.3f}" for c in cols))
+        lines.append("full ranking nDCG@10 by query kind: " +
+                     ", ".join(f"{k} {v:.3f}" for k, v in out["full_by_kind"].items()))
+    lp = out["link_prediction"]
+    lines.append(f"link prediction (related, own links hidden): recall@10 {lp['recall@10']:.3f} over {int(lp['notes'])} notes")
+    return "\n".join(lines)
+
+
+def _eval_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--queries", help="known-answer set (JSON), e.g. examples/demo-vault.queries.json")
+    cmd.add_argument("--sample", type=int, default=200, help="notes used for link prediction")
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from sidecar.calibrate import calibrate  # noqa: PLC0415
+
+    index = open_index(args)
+    index.index()
+    report = calibrate(index, samples=args.samples, save=not args.dry_run)
+    emit(args, report, lambda: _calibrate_text(report, args.dry_run))
+    return 0
+
+
+def _calibrate_text(r: dict[str, Any], dry_run: bool) -> str:
+    a, u = r["answerable"], r["unanswerable"]
+    lines = [
+        f"answerable (sampled from your notes, reworded) n={r['samples']['answerable']}: "
+        f"min {a['min']:.3f} p10 {a['p10']:.3f} median {a['median']:.3f} max {a['max']:.3f}",
+        f"unanswerable (off-topic questions)             n={r['samples']['unanswerable']}: "
+        f"min {u['min']:.3f} median {u['median']:.3f} p90 {u['p90']:.3f} max {u['max']:.3f}",
+        f"bands: high >= {r['high']:.3f}, medium {r['low']:.3f}-{r['high']:.3f}, low < {r['low']:.3f}"
+        + (" (not saved: --dry-run)" if dry_run else " (saved in the index)"),
+        f"confusion: answerable {r['confusion']['answerable']}, unanswerable {r['confusion']['unanswerable']}",
+    ]
+    return "\n".join(lines)
+
+
+def _calibrate_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--samples", type=int, default=200, help="answerable pseudo-queries to draw from the vault")
+    cmd.add_argument("--dry-run", action="store_true", help="measure and print, keep the current thresholds")
+
+
 def _no_options(_cmd: argparse.ArgumentParser) -> None:
     return None
 
@@ -154,5 +342,110 @@ def _index_options(cmd: argparse.ArgumentParser) -> None:
 
 COMMANDS: dict[str, tuple[Handler, str, Callable[[argparse.ArgumentParser], None]]] = {
     "index": (cmd_index, "index the vault (incremental; --full rebuilds)", _index_options),
+    "search": (cmd_search, "hybrid search (BM25 + vectors, fused, graph-boosted) with confidence bands", _search_options),
+    "related": (cmd_related, "notes related to a note: similar sections, links, shared links and tags", _related_options),
+    "serve": (cmd_serve, "serve JSON-RPC (plugin) and MCP (agents) on localhost, keeping the index live", _serve_options),
+    "mcp-config": (cmd_mcp_config, "print MCP client configuration for Claude Code, Cursor and Codex", _mcp_config_options),
+    "calibrate": (cmd_calibrate, "measure confidence-band thresholds on this vault and save them", _calibrate_options),
+    "eval": (cmd_eval, "search quality (nDCG@10, recall@10, MRR) and related-notes link prediction", _eval_options),
     "status": (cmd_status, "what is indexed, what was skipped and why, which backend and model", _no_options),
 }
+
+
+# ---- health -------------------------------------------------------------------------------
+def cmd_health(args: argparse.Namespace) -> int:
+    from sidecar.health import to_markdown, to_text  # noqa: PLC0415  (only this command needs it)
+
+    report = open_index(args).health(args.section)
+    if args.md:
+        print(to_markdown(report, args.max_items))
+    else:
+        emit(args, report, lambda: to_text(report, args.max_items))
+    return 0
+
+
+def _health_options(cmd: argparse.ArgumentParser) -> None:
+    from sidecar.health import SECTION_IDS  # noqa: PLC0415
+
+    cmd.add_argument("--md", action="store_true", help="a Markdown report to save as a note (names, never links)")
+    cmd.add_argument("--section", action="append", choices=SECTION_IDS, help="only this section (repeatable)")
+    cmd.add_argument("--max-items", type=int, default=20, help="items shown per section in text and Markdown")
+
+
+COMMANDS["health"] = (cmd_health, "vault health: broken links, orphans, duplicates, secrets, stale files", _health_options)
+
+
+# ---- mcp --stdio and context (agents) -----------------------------------------------------------
+def cmd_mcp(args: argparse.Namespace) -> int:
+    if not args.stdio:
+        raise ValueError("only `sidecar mcp --stdio` runs here; the HTTP endpoint is part of `sidecar serve`")
+    from sidecar.mcp_server import run_stdio  # noqa: PLC0415  (the MCP SDK is only needed here)
+
+    with _StdoutToStderr():  # stdout is the MCP wire: nothing printed while loading may reach it
+        index = open_index(args)
+    run_stdio(index)  # read-only: tools over an empty index say how to build it
+    return 0
+
+
+class _StdoutToStderr:
+    """Point fd 1 (and sys.stdout) at stderr for a while, so native libraries cannot write to it either."""
+
+    def __enter__(self) -> None:
+        sys.stdout.flush()
+        self._saved = os.dup(1)
+        os.dup2(2, 1)
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stdout.flush()
+        os.dup2(self._saved, 1)
+        os.close(self._saved)
+
+
+def _mcp_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout (for agent configurations)")
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    from sidecar.context import context_results, format_context, index_not_ready  # noqa: PLC0415
+    from sidecar.redact import redact  # noqa: PLC0415
+
+    query = _context_query(args.text)
+    index = open_index(args)
+    problem = index_not_ready(index.status())
+    if problem is not None:
+        raise problem
+    result = index.search(query, limit=args.limit, mode=args.mode, max_tokens=args.max_tokens,
+                          filters={"folder": args.folder, "tag": args.tag})
+    block = redact(format_context(result, args.max_tokens)).text
+    sources = [{k: r[k] for k in ("path", "title", "heading", "start_line", "end_line", "band")}
+               for r in context_results(result)]
+    payload = {"query": result["query"], "band": result["band"], "caveat": result["caveat"], "markdown": block,
+               "sources": sources}
+    emit(args, payload, lambda: block)
+    return 0
+
+
+def _context_query(text: str) -> str:
+    """The text itself, or with `-` stdin: plain text or a hook's JSON event with a `prompt` field."""
+    if text != "-":
+        return text
+    raw = sys.stdin.read()
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        return raw
+    return str(event.get("prompt") or "") if isinstance(event, dict) else raw
+
+
+def _context_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("text", help="the question or prompt; `-` reads it from stdin (plain text or a hook's JSON)")
+    cmd.add_argument("--max-tokens", type=int, default=1500, help="budget of the whole block (4 characters a token)")
+    cmd.add_argument("--limit", type=int, default=6, help="at most this many excerpts")
+    cmd.add_argument("--mode", choices=("hybrid", "lexical", "semantic"), default="hybrid")
+    cmd.add_argument("--folder", help="only notes under this folder")
+    cmd.add_argument("--tag", help="only notes with this tag")
+
+
+COMMANDS["mcp"] = (cmd_mcp, "serve MCP for agents over stdio (read-only, over the existing index)", _mcp_options)
+COMMANDS["context"] = (cmd_context, "a ready-to-paste context block for a question (for agent prompt hooks)",
+                       _context_options)

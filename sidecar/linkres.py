@@ -63,7 +63,7 @@ class PathIndex:
         name = posixpath.basename(low)
         candidates = self._by_name.get(name, []) or self._by_name.get(name + ".md", [])
         if "/" in low:
-            wanted = "/" + (low if low.endswith(".md") or low in self._exact else low)
+            wanted = "/" + low
             candidates = [c for c in candidates if ("/" + c.lower()).endswith(wanted) or
                           ("/" + c.lower()).endswith(wanted + ".md")]
         candidates = list(dict.fromkeys(candidates))

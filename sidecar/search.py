@@ -67,11 +67,11 @@ class Ranking:
     lexical_weight: float = 1.0
     semantic_weight: float = 1.0
     query_aware: bool = True
-    graph_weight: float = 0.15  # share of authority + co-linking among top results
+    graph_weight: float = 0.05  # authority + co-linking among top results; small: see docs/ranking.md
     recency_weight: float = 0.0  # off by default: the eval shows no gain on timeless notes
     recency_half_life_days: float = 90.0
     candidates: int = 80  # chunks per leg
-    column_weights: tuple[float, float, float, float] = (1.0, 2.0, 0.6, 1.0)  # body, heading, context, cjk
+    column_weights: tuple[float, float, float, float] = (1.0, 1.0, 0.3, 1.0)  # body, heading, context (as the seeds), cjk
 
 
 def allowed_notes(conn: sqlite3.Connection, filters: Filters) -> set[int] | None:
@@ -120,7 +120,7 @@ def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: s
     if query.match is None:
         return []
     weights = ", ".join(str(w) for w in ranking.column_weights)
-    sql = f"SELECT f.rowid FROM chunks_fts f"
+    sql = "SELECT f.rowid FROM chunks_fts f"
     params: list[object] = [query.match]
     if allowed is not None:
         sql += " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.note_id IN (SELECT value FROM json_each(?))"
@@ -147,7 +147,7 @@ def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[i
     k = min(k, len(sims))
     top = np.argpartition(-sims, k - 1)[:k]
     top = top[np.argsort(-sims[top])]
-    top = top[sims[top] > -2.0]
+    top = top[sims[top] > 0.0]  # filtered-out rows, and chunks pointing away from the query
     chunk_ids = [int(snap.vector_ids[i]) for i in top]
     similarity = {int(snap.vector_ids[i]): float(sims[i]) for i in top}
     note_best: dict[int, float] = {}
@@ -291,9 +291,10 @@ class Searcher:
             cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking)
         if mode in ("hybrid", "semantic") and self.embedder is not None:
             qvec = self.embedder.encode([query])[0]
+            if not np.any(qvec):
+                return cands  # no known token in the query: the semantic leg has nothing to say
             cands.semantic, cands.similarity, cands.note_similarity = semantic_candidates(
                 self.snap, qvec, allowed, self.ranking.candidates)
-            self._query_vector = qvec
         return cands
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, dict[str, Any]]:

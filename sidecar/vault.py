@@ -149,7 +149,7 @@ class Vault:
         """
         if not user_path or "\x00" in user_path or "\\" in user_path or len(user_path) > 1024:
             return None
-        candidate = nfc(user_path.strip())
+        candidate = nfc(user_path)
         if candidate.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", candidate):
             return None
         parts = [p for p in candidate.split("/") if p not in ("", ".")]

@@ -25,14 +25,16 @@ BLOB_TABLE = "chunk_vec_blob"
 def quantize(matrix: Matrix) -> npt.NDArray[np.int8]:
     scale = np.abs(matrix).max(axis=1, keepdims=True)
     scale[scale == 0] = 1.0
-    return np.clip(np.rint(matrix / scale * 127.0), -127, 127).astype(np.int8)
+    rows: npt.NDArray[np.int8] = np.clip(np.rint(matrix / scale * 127.0), -127, 127).astype(np.int8)
+    return rows
 
 
 def dequantize(rows: npt.NDArray[np.int8]) -> Matrix:
     out = rows.astype(np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (out / norms).astype(np.float32)
+    unit: Matrix = (out / norms).astype(np.float32)
+    return unit
 
 
 @dataclass

@@ -1,0 +1,103 @@
+"""`sidecar calibrate`: measure where the confidence bands should sit on *this* vault.
+
+Two populations, as in the vault-vector write-up: questions the vault answers in other words
+(pseudo-queries: a sentence from a random section with half its words dropped) and questions it
+cannot answer (off-topic questions, minus any the vault's text does cover). The low threshold
+keeps 90% of answerable queries above it; the high one sits above 95% of unanswerable ones.
+Overlap between the two is expected: that is what the medium band is for.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from typing import Any
+
+import numpy as np
+
+from sidecar.app import VaultIndex
+from sidecar.search import term_coverage
+
+OFF_TOPIC = (
+    "how do I change a flat tyre on a mountain bike", "best chord progressions for a beginner guitarist",
+    "what is the offside rule in football", "how to file taxes as a freelancer in Germany",
+    "recipe for beef wellington with puff pastry", "symptoms of vitamin D deficiency in adults",
+    "how to train a puppy to stop biting", "history of the Byzantine empire in the 9th century",
+    "how do tides work on the moon", "what should I pack for a week of skiing in the Alps",
+    "how to repot an orchid without killing it", "rules of cricket explained simply",
+    "how to negotiate a higher salary offer", "what is the best way to clean suede shoes",
+    "how long to boil a soft egg at altitude", "meaning of the tarot card the hanged man",
+    "how to replace the chain on a motorcycle", "which wine goes with grilled sardines",
+    "how to knit a scarf with cable stitches", "what causes the northern lights",
+    "how to choose a mortgage with a variable rate", "tips for a first marathon training plan",
+    "how to paint a room without streaks", "what do koalas eat in the wild",
+    "receita de bolo de cenoura com cobertura de chocolate", "como declarar imposto de renda sendo autônomo",
+    "regras do vôlei de praia", "como trocar o óleo do carro em casa",
+    "melhores praias do nordeste para ir com crianças", "como cuidar de uma samambaia dentro de casa",
+)
+SENTENCE = re.compile(r"[^.!?\n]{40,240}[.!?]?")
+
+
+def pseudo_queries(index: VaultIndex, n: int, rng: random.Random) -> list[str]:
+    rows = index.reader().execute("SELECT body FROM chunks ORDER BY random() LIMIT ?", (n * 3,)).fetchall()
+    out: list[str] = []
+    for (body,) in rows:
+        sentences = [s.strip() for s in SENTENCE.findall(body) if len(s.split()) >= 8 and "[REDACTED" not in s]
+        if not sentences:
+            continue
+        words = rng.choice(sentences).split()
+        kept = [w for w in words if rng.random() < 0.5] or words[:4]
+        out.append(" ".join(kept[:12]))
+        if len(out) >= n:
+            break
+    return out
+
+
+def top_similarity(index: VaultIndex, query: str) -> float | None:
+    res = index.search(query, limit=1, mode="semantic")
+    if not res["results"]:
+        return None
+    sim = res["results"][0]["scores"]["vector_similarity"]
+    return None if sim is None else float(sim)
+
+
+def calibrate(index: VaultIndex, samples: int = 200, seed: int = 13, save: bool = True) -> dict[str, Any]:
+    if index.embedder is None:
+        raise ValueError("calibration needs the embedding model (bands come from vector similarity)")
+    rng = random.Random(seed)  # noqa: S311  (reproducible sampling)
+    started = time.perf_counter()
+    answerable = [s for q in pseudo_queries(index, samples, rng) if (s := top_similarity(index, q)) is not None]
+    unanswerable: list[float] = []
+    for question in OFF_TOPIC:
+        lexical = index.search(question, limit=1, mode="lexical")["results"]
+        if lexical and term_coverage(question.lower().split(), lexical[0]["snippet"]) >= 0.5:
+            continue  # the vault does talk about this: not a fair "no answer" sample
+        sim = top_similarity(index, question)
+        if sim is not None:
+            unanswerable.append(sim)
+    if len(answerable) < 10 or len(unanswerable) < 5:
+        raise ValueError("the vault is too small to calibrate; the default thresholds stay in use")
+    low = float(np.percentile(answerable, 10))
+    high = max(float(np.percentile(unanswerable, 95)), low + 0.05)
+    report = {
+        "low": round(low, 4), "high": round(high, 4), "samples": {"answerable": len(answerable), "unanswerable": len(unanswerable)},
+        "answerable": _summary(answerable), "unanswerable": _summary(unanswerable),
+        "confusion": {"answerable": _bands(answerable, low, high), "unanswerable": _bands(unanswerable, low, high)},
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    if save:
+        index.save_thresholds(low, high)
+    return report
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    arr = np.array(values)
+    return {"min": round(float(arr.min()), 4), "p10": round(float(np.percentile(arr, 10)), 4),
+            "median": round(float(np.median(arr)), 4), "p90": round(float(np.percentile(arr, 90)), 4),
+            "max": round(float(arr.max()), 4)}
+
+
+def _bands(values: list[float], low: float, high: float) -> dict[str, int]:
+    return {"high": sum(v >= high for v in values), "medium": sum(low <= v < high for v in values),
+            "low": sum(v < low for v in values)}

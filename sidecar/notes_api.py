@@ -1,0 +1,108 @@
+"""Read-side questions about single notes: links, content, listings. Shared by every adapter.
+
+Paths from clients are untrusted: everything goes through Vault.confine(), and "outside the
+vault", "excluded" and "not indexed" raise the same NotFound.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from typing import Any
+
+from sidecar.errors import InvalidParams, NotFound
+from sidecar.redact import redact
+from sidecar.vault import UnreadableNote, Vault
+
+MAX_READ_CHARS = 100_000  # bounded output for agents; the rest is reported as truncated
+
+
+def note_row(conn: sqlite3.Connection, path: str) -> tuple[int, str]:
+    row = conn.execute("SELECT id, title FROM notes WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        raise NotFound("no such note")
+    return int(row[0]), str(row[1])
+
+
+def note_links(conn: sqlite3.Connection, vault: Vault, path: str) -> dict[str, Any]:
+    confined = vault.confine(path)
+    if confined is None:
+        raise NotFound("no such note")
+    note_id, title = note_row(conn, confined)
+    outlinks = [
+        {"target_raw": r[0], "path": r[1], "anchor": r[2], "kind": r[3], "line": r[4], "ambiguous": bool(r[5])}
+        for r in conn.execute(
+            "SELECT target_raw, target_path, anchor, kind, line, ambiguous FROM links WHERE source_id = ? ORDER BY line",
+            (note_id,))
+    ]
+    backlinks = [
+        {"path": r[0], "title": r[1], "line": r[2], "kind": r[3], "anchor": r[4]}
+        for r in conn.execute(
+            "SELECT n.path, n.title, l.line, l.kind, l.anchor FROM links l JOIN notes n ON n.id = l.source_id"
+            " WHERE l.target_id = ? AND l.source_id != ? ORDER BY n.path, l.line", (note_id, note_id))
+    ]
+    unresolved = [{"target_raw": o["target_raw"], "line": o["line"], "kind": o["kind"]} for o in outlinks if o["path"] is None]
+    return {"path": confined, "title": title, "outlinks": outlinks, "backlinks": backlinks, "unresolved": unresolved}
+
+
+def read_note(conn: sqlite3.Connection, vault: Vault, path: str, heading: str | None = None) -> dict[str, Any]:
+    """The note's current text from disk, redacted again on the way out, optionally one section."""
+    confined = vault.confine(path)
+    if confined is None:
+        raise NotFound("no such note")
+    _note_id, title = note_row(conn, confined)
+    try:
+        text = redact(vault.read_note(confined).text).text
+    except UnreadableNote as exc:
+        raise NotFound("no such note") from exc
+    start_line = 1
+    if heading:
+        text, start_line = _section(text, heading)
+    truncated = len(text) > MAX_READ_CHARS
+    return {"path": confined, "title": title, "heading": heading, "start_line": start_line,
+            "text": text[:MAX_READ_CHARS], "truncated": truncated, "chars": len(text)}
+
+
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def _section(text: str, heading: str) -> tuple[str, int]:
+    """The lines under a heading up to the next heading of the same or a higher level."""
+    wanted = heading.strip().lstrip("#").strip().lower()
+    lines = text.split("\n")
+    start = level = None
+    for i, line in enumerate(lines):
+        match = HEADING.match(line)
+        if not match:
+            continue
+        if start is None and match.group(2).strip().lower() == wanted:
+            start, level = i, len(match.group(1))
+        elif start is not None and level is not None and len(match.group(1)) <= level:
+            return "\n".join(lines[start:i]).rstrip(), start + 1
+    if start is None:
+        raise NotFound(f"no heading {heading!r} in this note")
+    return "\n".join(lines[start:]).rstrip(), start + 1
+
+
+def list_notes(conn: sqlite3.Connection, folder: str | None = None, tag: str | None = None,
+               note_type: str | None = None, modified_since: float | None = None, limit: int = 100) -> dict[str, Any]:
+    if not isinstance(limit, int) or not 1 <= limit <= 1000:
+        raise InvalidParams("limit must be an integer from 1 to 1000")
+    from sidecar.search import Filters, allowed_notes  # noqa: PLC0415  (search imports the embedder)
+
+    fields = {"type": note_type} if note_type else {}
+    filters = Filters(folder=folder, tag=tag, fields=fields, modified_since=modified_since)
+    allowed = allowed_notes(conn, filters)
+    rows = conn.execute("SELECT id, path, title, mtime_ns, frontmatter FROM notes ORDER BY mtime_ns DESC").fetchall()
+    notes: list[dict[str, Any]] = []
+    total = 0
+    for note_id, path, title, mtime_ns, frontmatter in rows:
+        if allowed is not None and note_id not in allowed:
+            continue
+        total += 1
+        if len(notes) < limit:
+            fm = json.loads(frontmatter)
+            notes.append({"path": path, "title": title, "modified": mtime_ns / 1e9,
+                          "type": fm.get("type") if isinstance(fm, dict) else None})
+    return {"notes": notes, "total": total, "truncated": total > len(notes)}

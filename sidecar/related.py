@@ -1,0 +1,238 @@
+"""Related notes for a saved note or an unsaved editor buffer (the pane that follows your writing).
+
+Signals: section-level semantic similarity (the section at the cursor counts most), backlinks,
+shared outgoing links (co-citation), shared tags. When a buffer is given it is the truth: its
+text, links and tags are used, not the stored copy.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import sqlite3
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sidecar.chunk import chunk_note
+from sidecar.embed import Embedder
+from sidecar.errors import InvalidParams, NotFound
+from sidecar.fuse import Thresholds
+from sidecar.lexical import make_snippet
+from sidecar.linkres import PathIndex
+from sidecar.parse import parse_note
+from sidecar.redact import redact
+from sidecar.snapshot import Snapshot
+from sidecar.store import embed_text
+
+MAX_BUFFER_CHARS = 200_000  # a pasted book is not a note; keep the pane fast
+
+
+@dataclass(frozen=True)
+class RelatedWeights:
+    semantic: float = 1.0
+    links_here: float = 0.35
+    shared_links: float = 0.12  # per shared target, up to 4
+    shared_tags: float = 0.05  # per shared tag, up to 3
+    other_sections: float = 0.6  # weight of sections away from the cursor
+
+
+@dataclass
+class Source:
+    note_id: int | None
+    path: str | None
+    vectors: np.ndarray  # (m, d) unit rows, one per section
+    headings: list[str]
+    weights: np.ndarray  # (m,)
+    outlinks: set[int] = field(default_factory=set)
+    tags: set[str] = field(default_factory=set)
+
+
+class Related:
+    def __init__(self, conn: sqlite3.Connection, snap: Snapshot, embedder: Embedder | None,
+                 thresholds: Thresholds, weights: RelatedWeights | None = None) -> None:
+        self.conn = conn
+        self.snap = snap
+        self.embedder = embedder
+        self.thresholds = thresholds
+        self.w = weights or RelatedWeights()
+
+    def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
+                limit: int = 10) -> dict[str, Any]:
+        started = time.perf_counter()
+        if not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise InvalidParams("limit must be an integer from 1 to 100")
+        if path is None and text is None:
+            raise InvalidParams("give a note path, an unsaved text, or both")
+        source = self._source_from_text(path, text, cursor_heading) if text is not None \
+            else self._source_from_note(path or "", cursor_heading)
+        scores = self._score(source)
+        ranked = sorted(scores.items(), key=lambda kv: -kv[1]["score"])[:limit]
+        results = self._results(ranked, source)
+        return {
+            "source_path": source.path, "took_ms": round((time.perf_counter() - started) * 1000, 2),
+            "vectors_available": self.embedder is not None and len(self.snap.vector_ids) > 0,
+            "index_building": False, "results": results,
+        }
+
+    # ---- the source ---------------------------------------------------------------------
+    def _note_id(self, path: str) -> int | None:
+        row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _source_from_note(self, path: str, cursor_heading: str | None) -> Source:
+        note_id = self._note_id(path)
+        if note_id is None:
+            raise NotFound(f"no indexed note at {path!r}")
+        rows = self.conn.execute("SELECT id, heading FROM chunks WHERE note_id = ? ORDER BY ordinal", (note_id,)).fetchall()
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        pos = self.snap.rows_for(ids) if len(ids) else np.zeros(0, np.int64)
+        keep = pos >= 0
+        vectors = self.snap.matrix[pos[keep]] if keep.any() else np.zeros((0, 1), np.float32)
+        headings = [r[1] for r, k in zip(rows, keep, strict=True) if k]
+        tags = {r[0] for r in self.conn.execute("SELECT tag_lower FROM tags WHERE note_id = ?", (note_id,))}
+        return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading),
+                      set(self.snap.graph.out_links.get(note_id, set())), tags)
+
+    def _source_from_text(self, path: str | None, text: str, cursor_heading: str | None) -> Source:
+        if not isinstance(text, str):
+            raise InvalidParams("text must be a string")
+        clean = redact(text[:MAX_BUFFER_CHARS].replace("\r\n", "\n")).text
+        note = parse_note(path or "Untitled.md", clean)
+        chunks = chunk_note(note)
+        headings = [" > ".join(c.heading_path) for c in chunks]
+        if self.embedder is not None and chunks:
+            vectors = self.embedder.encode([embed_text(note.title, h, c.text) for h, c in zip(headings, chunks, strict=True)])
+        else:
+            vectors = np.zeros((0, 1), np.float32)
+        note_id = self._note_id(path) if path else None
+        paths = [r[0] for r in self.conn.execute("SELECT path FROM notes")]
+        index = PathIndex(paths)
+        ids = dict(self.conn.execute("SELECT path, id FROM notes").fetchall())
+        outlinks = set()
+        for link in note.links:
+            target = index.resolve(link.target, path or "Untitled.md", link.kind).path
+            if target in ids and ids[target] != note_id:
+                outlinks.add(int(ids[target]))
+        return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading),
+                      outlinks, {t.lower() for t in note.tags})
+
+    def _section_weights(self, headings: list[str], cursor_heading: str | None) -> np.ndarray:
+        weights = np.ones(len(headings), dtype=np.float32)
+        if cursor_heading:
+            wanted = cursor_heading.strip().lower()
+            at_cursor = [h.lower().split(" > ")[-1] == wanted if h else False for h in headings]
+            if any(at_cursor):
+                weights = np.where(at_cursor, 1.0, self.w.other_sections).astype(np.float32)
+        return weights
+
+    # ---- scoring ------------------------------------------------------------------------
+    def _score(self, src: Source) -> dict[int, dict[str, Any]]:
+        out: dict[int, dict[str, Any]] = {}
+
+        def entry(note_id: int) -> dict[str, Any]:
+            return out.setdefault(note_id, {"score": 0.0, "sim": None, "chunk": None, "section": None,
+                                            "links_here": False, "shared_links": 0, "shared_tags": 0})
+
+        self._semantic(src, entry)
+        graph = self.snap.graph
+        if src.note_id is not None:
+            for note_id in graph.in_links.get(src.note_id, set()):
+                entry(note_id)["links_here"] = True
+        cocited: Counter[int] = Counter()
+        for target in src.outlinks:
+            for note_id in graph.in_links.get(target, set()):
+                cocited[note_id] += 1
+        for note_id, count in cocited.items():
+            entry(note_id)["shared_links"] = count
+        for note_id, count in self._shared_tags(src.tags).items():
+            entry(note_id)["shared_tags"] = count
+        for target in src.outlinks:
+            entry(target)
+        out.pop(src.note_id, None) if src.note_id is not None else None
+        for e in out.values():
+            e["score"] = (self.w.semantic * max(0.0, e["sim"] or 0.0)
+                          + self.w.links_here * e["links_here"]
+                          + self.w.shared_links * min(e["shared_links"], 4)
+                          + self.w.shared_tags * min(e["shared_tags"], 3))
+        return out
+
+    def _semantic(self, src: Source, entry: Any) -> None:
+        if len(src.vectors) == 0 or len(self.snap.vector_ids) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1]:
+            return
+        sims = self.snap.matrix @ src.vectors.T  # (n chunks, m sections)
+        weighted = sims * src.weights[None, :]
+        best_section = weighted.argmax(axis=1)
+        best = weighted[np.arange(len(weighted)), best_section]
+        order = np.argsort(-best)
+        seen = 0
+        for row in order:
+            note_id = int(self.snap.vector_notes[row])
+            if note_id == src.note_id:
+                continue
+            e = entry(note_id)
+            if e["sim"] is None:
+                e["sim"] = float(best[row])
+                e["chunk"] = int(self.snap.vector_ids[row])
+                e["section"] = src.headings[int(best_section[row])] if src.headings else ""
+                seen += 1
+                if seen >= 200:
+                    break
+
+    def _shared_tags(self, tags: set[str]) -> dict[int, int]:
+        if not tags:
+            return {}
+        marks = ",".join("?" * len(tags))
+        rows = self.conn.execute(f"SELECT note_id, count(*) FROM tags WHERE tag_lower IN ({marks}) GROUP BY note_id",
+                                 list(tags))
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    # ---- output -------------------------------------------------------------------------
+    def _results(self, ranked: list[tuple[int, dict[str, Any]]], src: Source) -> list[dict[str, Any]]:
+        results = []
+        for note_id, e in ranked:
+            note = self.conn.execute("SELECT path, title FROM notes WHERE id = ?", (note_id,)).fetchone()
+            if note is None:
+                continue
+            chunk = self._best_chunk(note_id, e["chunk"])
+            sim = e["sim"]
+            band = "high" if sim is not None and sim >= self.thresholds.high else (
+                "medium" if (sim is not None and sim >= self.thresholds.low) or e["links_here"] or e["shared_links"] else "low")
+            results.append({
+                "path": note[0], "title": note[1], "folder": posixpath.dirname(note[0]),
+                "score": round(e["score"], 4), "band": band,
+                "heading": chunk[0] if chunk else "", "excerpt": make_snippet(chunk[1], (), 180).text if chunk else "",
+                "start_line": chunk[2] if chunk else 1, "already_linked": note_id in src.outlinks,
+                "reasons": _reasons(e, note_id in src.outlinks),
+                "similarity": None if sim is None else round(sim, 4),
+            })
+        return results
+
+    def _best_chunk(self, note_id: int, chunk_id: int | None) -> tuple[str, str, int] | None:
+        if chunk_id is not None:
+            row = self.conn.execute("SELECT heading, body, start_line FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
+        else:
+            row = self.conn.execute("SELECT heading, body, start_line FROM chunks WHERE note_id = ? ORDER BY ordinal LIMIT 1",
+                                    (note_id,)).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
+
+
+def _reasons(e: dict[str, Any], already_linked: bool) -> list[dict[str, Any]]:
+    reasons: list[dict[str, Any]] = []
+    if e["links_here"]:
+        reasons.append({"kind": "links_here", "label": "links here"})
+    if already_linked:
+        reasons.append({"kind": "linked_from_here", "label": "linked from this note"})
+    if e["shared_links"]:
+        n = e["shared_links"]
+        reasons.append({"kind": "shares_links", "label": f"shares {n} link{'s' if n > 1 else ''}", "count": n})
+    if e["shared_tags"]:
+        n = e["shared_tags"]
+        reasons.append({"kind": "shares_tags", "label": f"shares {n} tag{'s' if n > 1 else ''}", "count": n})
+    if e["sim"] is not None and e["sim"] > 0.3:
+        section = e["section"].split(" > ")[-1] if e["section"] else ""
+        label = f"similar: {section}" if section else "similar content"
+        reasons.append({"kind": "similar_section", "label": label})
+    return reasons

@@ -1,0 +1,150 @@
+"""JSON-RPC 2.0 for the Obsidian plugin: aiohttp + jsonrpcserver on POST /rpc, events on GET /events.
+
+Every method is async and runs the (blocking) core in a worker thread; errors leave as
+JSON-RPC errors with our stable codes, never as tracebacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from aiohttp import web
+from jsonrpcserver import Error, Success, async_dispatch
+
+from sidecar.errors import SidecarError
+from sidecar.events import EventBus
+from sidecar.httpguard import MAX_BODY_BYTES, GuardSlot
+
+log = logging.getLogger(__name__)
+
+OBSIDIAN_ORIGIN = "app://obsidian.md"
+HEARTBEAT_SECONDS = 15.0
+
+
+class Service(Protocol):
+    """What the RPC adapter needs from the running server (see server.py)."""
+
+    bus: EventBus
+
+    def call_core(self, name: str, **kwargs: Any) -> Any: ...  # blocking; runs in a worker thread
+    def status(self) -> dict[str, Any]: ...
+    def request_reindex(self, full: bool) -> bool: ...
+    def request_shutdown(self) -> None: ...
+    def mcp_config(self) -> dict[str, Any]: ...
+
+
+def _wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    async def method(**params: Any) -> Any:
+        try:
+            return Success(await fn(**params))
+        except SidecarError as exc:
+            return Error(exc.code, exc.message, {"kind": exc.kind, **exc.data})
+        except TypeError as exc:  # wrong parameter types reaching the core
+            return Error(-32602, f"invalid params: {exc}")
+        except Exception as exc:
+            log.exception("internal error")
+            return Error(-32000, f"internal error: {type(exc).__name__}")
+
+    return method
+
+
+def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
+    async def core(name: str, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(service.call_core, name, **kwargs)
+
+    async def status() -> Any:
+        return await asyncio.to_thread(service.status)
+
+    async def search(query: str, limit: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None,
+                     max_tokens: int | None = None, explain: bool = False) -> Any:
+        return await core("search", query=query, limit=limit, mode=mode, filters=filters,
+                          max_tokens=max_tokens, explain=explain)
+
+    async def related(path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
+                      limit: int = 10) -> Any:
+        return await core("related", path=path, text=text, cursor_heading=cursor_heading, limit=limit)
+
+    async def health(sections: list[str] | None = None) -> Any:
+        return await core("health", sections=sections)
+
+    async def note_links(path: str) -> Any:
+        return await core("note_links", path=path)
+
+    async def reindex(full: bool = False) -> Any:
+        return {"started": service.request_reindex(bool(full))}
+
+    async def shutdown() -> Any:
+        service.request_shutdown()
+        return {"ok": True}
+
+    async def mcp_config() -> Any:
+        return service.mcp_config()
+
+    plain: dict[str, Callable[..., Awaitable[Any]]] = {"status": status, "search": search, "related": related, "health": health,
+             "note.links": note_links, "reindex": reindex, "shutdown": shutdown, "mcp.config": mcp_config}
+    return {name: _wrap(fn) for name, fn in plain.items()}
+
+
+def json_error(status: int, code: str, message: str) -> web.Response:
+    return web.json_response({"error": {"code": code, "message": message}}, status=status)
+
+
+def guard_middleware(slot: GuardSlot) -> Any:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                         ) -> web.StreamResponse:
+        guard = slot.guard
+        if guard is None:
+            return json_error(503, "starting", "the sidecar is starting")
+        rejection = guard.check(request.headers.get("Host"), request.headers.get("Origin"),
+                                request.headers.get("Authorization"), request.headers.get("Content-Type"),
+                                request.method, request.query_string)
+        if rejection is not None:
+            return json_error(rejection.status, rejection.code, rejection.message)
+        try:
+            return await handler(request)
+        except web.HTTPRequestEntityTooLarge:
+            return json_error(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
+        except web.HTTPException as exc:
+            return json_error(exc.status, "http_error", exc.reason)
+
+    return middleware
+
+
+def build_app(service: Service, slot: GuardSlot) -> web.Application:
+    methods = build_methods(service)
+    app = web.Application(middlewares=[guard_middleware(slot)], client_max_size=MAX_BODY_BYTES)
+
+    async def rpc(request: web.Request) -> web.Response:
+        body = await request.text()
+        reply = await async_dispatch(body, methods=methods)
+        if not reply:
+            return web.Response(status=204)  # notifications only
+        return web.Response(text=reply, content_type="application/json")
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        queue = service.bus.subscribe()
+        try:
+            status = await asyncio.to_thread(service.status)
+            await response.write(f"event: status\ndata: {json.dumps(status)}\n\n".encode())
+            while True:
+                try:
+                    frame = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+                except TimeoutError:
+                    frame = ": keep-alive\n\n"
+                await response.write(frame.encode())
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            service.bus.unsubscribe(queue)
+        return response
+
+    app.router.add_post("/rpc", rpc)
+    app.router.add_get("/events", events)
+    return app

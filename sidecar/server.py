@@ -1,0 +1,216 @@
+"""`sidecar serve`: one asyncio loop running JSON-RPC (aiohttp), MCP (uvicorn), the watcher and the
+single index writer (a one-thread executor). This module wires things; it holds no logic of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from sidecar import __version__
+from sidecar.app import VaultIndex
+from sidecar.config import Settings
+from sidecar.errors import InvalidParams, ShuttingDown
+from sidecar.events import EventBus
+from sidecar.httpguard import Guard, GuardSlot
+from sidecar.indexer import IndexReport, Progress
+from sidecar.protocol_types import PROTOCOL_VERSION
+from sidecar.rpc import OBSIDIAN_ORIGIN, build_app
+from sidecar.tokens import mcp_token, rpc_token
+from sidecar.watch import RECONCILE_SECONDS, reconcile_every, watch_vault
+
+log = logging.getLogger(__name__)
+
+CORE_METHODS = frozenset({"search", "related", "health", "note_links"})
+PROGRESS_INTERVAL = 0.25  # seconds between progress events: enough for a smooth status bar
+PARENT_POLL_SECONDS = 1.0
+
+
+@dataclass
+class ServeOptions:
+    rpc_port: int = 0
+    mcp_port: int | None = 0  # None: MCP off
+    watch: bool = True
+    reconcile_seconds: float = RECONCILE_SECONDS
+    exit_with_parent: bool = True
+
+
+class SidecarService:
+    """The running server's state; the RPC and MCP adapters call into it."""
+
+    def __init__(self, core: VaultIndex, bus: EventBus, options: ServeOptions) -> None:
+        self.core = core
+        self.bus = bus
+        self.options = options
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-writer")
+        self.stopping = asyncio.Event()
+        self.cancel_index = threading.Event()
+        self._wake = asyncio.Event()
+        self._full = False
+        self.progress: dict[str, Any] | None = None
+        self._last_progress = 0.0
+        self.mcp_port: int | None = None
+        self.mcp_token: str | None = None
+
+    # ---- called by adapters ---------------------------------------------------------------
+    def call_core(self, name: str, **kwargs: Any) -> Any:
+        if self.stopping.is_set():
+            raise ShuttingDown("the sidecar is shutting down")
+        if name not in CORE_METHODS:
+            raise InvalidParams(f"unknown core method {name}")
+        return getattr(self.core, name)(**kwargs)
+
+    def status(self) -> dict[str, Any]:
+        status = self.core.status()
+        status["progress"] = self.progress
+        status["protocol_version"] = PROTOCOL_VERSION
+        status["mcp"] = {"enabled": self.mcp_port is not None, "port": self.mcp_port}
+        return status
+
+    def request_reindex(self, full: bool = False) -> bool:
+        self._full = self._full or full
+        self._wake.set()
+        return True
+
+    def request_shutdown(self) -> None:
+        asyncio.get_running_loop().call_soon(self.stopping.set)
+
+    def mcp_config(self) -> dict[str, Any]:
+        from sidecar.mcp_config import client_config  # noqa: PLC0415
+
+        return client_config(self.core.settings, self.mcp_port, self.mcp_token)
+
+    # ---- the writer -------------------------------------------------------------------------
+    def on_files_changed(self, _paths: set[str]) -> None:
+        self._wake.set()
+
+    def _on_progress(self, p: Progress) -> None:
+        self.progress = {"phase": p.phase, "done": p.done, "total": p.total}
+        now = time.monotonic()
+        if p.phase == "done" or now - self._last_progress >= PROGRESS_INTERVAL:
+            self._last_progress = now
+            self.bus.publish("progress", self.progress)
+
+    async def index_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._wake.set()  # index once at start: incremental, so an existing index is ready at once
+        while not self.stopping.is_set():
+            await self._wait_for_work()
+            if self.stopping.is_set():
+                return
+            full, self._full = self._full, False
+            self.cancel_index.clear()
+            try:
+                report = await loop.run_in_executor(self.writer, self._index_once, full)
+            except Exception:
+                log.exception("indexing failed; the previous index keeps serving")
+                continue
+            self.progress = None
+            if report.changed_paths or report.full:
+                status = await asyncio.to_thread(self.core.status)
+                self.bus.publish("index_changed", {"paths": sorted(set(report.changed_paths))[:1000],
+                                                   "notes": status["notes"], "chunks": status["chunks"]})
+            if report.skipped:
+                log.info("%d file(s) skipped; see status", len(report.skipped))
+
+    def _index_once(self, full: bool) -> IndexReport:
+        return self.core.index(full=full, progress=self._on_progress, cancel=self.cancel_index)
+
+    async def _wait_for_work(self) -> None:
+        stop = asyncio.ensure_future(self.stopping.wait())
+        wake = asyncio.ensure_future(self._wake.wait())
+        await asyncio.wait({stop, wake}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (stop, wake):
+            task.cancel()
+        self._wake.clear()
+
+    async def watch_parent(self) -> None:
+        """When the plugin (our parent) dies we are re-parented: exit instead of lingering."""
+        parent = os.getppid()
+        while not self.stopping.is_set():
+            await asyncio.sleep(PARENT_POLL_SECONDS)
+            if os.getppid() != parent:
+                log.warning("parent process %d is gone: shutting down", parent)
+                self.stopping.set()
+
+
+async def serve(settings: Settings, options: ServeOptions) -> int:
+    loop = asyncio.get_running_loop()
+    core = await asyncio.to_thread(VaultIndex, settings)
+    service = SidecarService(core, EventBus(loop), options)
+    token, _token_file = rpc_token(settings.index_dir)
+    runner, rpc_port = await _start_rpc(service, token, options.rpc_port)
+    mcp_task: asyncio.Task[None] | None = None
+    if options.mcp_port is not None:
+        mcp_task, service.mcp_port = await _start_mcp(core, options.mcp_port)
+        service.mcp_token = mcp_token()
+    _handshake(rpc_port, service.mcp_port)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, service.stopping.set)
+    tasks = [asyncio.create_task(service.index_loop(), name="index")]
+    if options.watch:
+        tasks.append(asyncio.create_task(watch_vault(settings.vault, service.on_files_changed, service.stopping)))
+    tasks.append(asyncio.create_task(reconcile_every(options.reconcile_seconds, service.on_files_changed, service.stopping)))
+    if options.exit_with_parent:
+        tasks.append(asyncio.create_task(service.watch_parent()))
+    await service.stopping.wait()
+    log.info("shutting down")
+    await _stop(service, runner, mcp_task, tasks)
+    return 0
+
+
+async def _start_rpc(service: SidecarService, token: str, port: int) -> tuple[web.AppRunner, int]:
+    slot = GuardSlot()
+    runner = web.AppRunner(build_app(service, slot), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    bound = _bound_port(site)
+    slot.guard = Guard(bound, token, frozenset({OBSIDIAN_ORIGIN}))
+    return runner, bound
+
+
+def _bound_port(site: web.TCPSite) -> int:
+    server = site._server  # aiohttp exposes the bound sockets only here
+    sockets = getattr(server, "sockets", None) or []
+    return int(sockets[0].getsockname()[1])
+
+
+async def _start_mcp(core: VaultIndex, port: int) -> tuple[asyncio.Task[None], int]:
+    from sidecar.mcp_server import start_mcp_http  # noqa: PLC0415  (optional part; keeps --no-mcp light)
+
+    return await start_mcp_http(core, mcp_token(), port)
+
+
+def _handshake(rpc_port: int, mcp_port: int | None) -> None:
+    line = {"rpc_port": rpc_port, "mcp_port": mcp_port, "pid": os.getpid(), "version": __version__,
+            "protocol_version": PROTOCOL_VERSION}
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
+async def _stop(service: SidecarService, runner: web.AppRunner, mcp_task: asyncio.Task[None] | None,
+                tasks: list[asyncio.Task[Any]]) -> None:
+    service.cancel_index.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    if mcp_task is not None:
+        mcp_task.cancel()
+        await asyncio.gather(mcp_task, return_exceptions=True)
+    await runner.cleanup()
+    await asyncio.get_running_loop().run_in_executor(None, service.writer.shutdown, True)
+    service.core.close()

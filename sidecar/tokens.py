@@ -1,0 +1,54 @@
+"""Tokens for the two ports. Never on a command line, never logged, never inside the vault.
+
+- JSON-RPC: SIDECAR_RPC_TOKEN (the plugin makes a fresh one per run); else generated per run
+  and written to a 0600 file in the index folder so local tools can find it.
+- MCP: SIDECAR_MCP_TOKEN; else a persistent token in a 0600 file in the user's config folder,
+  so agent configurations keep working across restarts.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from sidecar.config import config_dir
+
+TOKEN_BYTES = 32
+
+
+def _write_private(path: Path, value: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(value + "\n")
+    os.chmod(path, 0o600)
+
+
+def rpc_token(index_dir: Path) -> tuple[str, Path | None]:
+    """(token, file it was written to or None when it came from the environment)."""
+    given = os.environ.get("SIDECAR_RPC_TOKEN", "").strip()
+    if given:
+        return given, None
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    path = index_dir / "rpc-token"
+    _write_private(path, token)
+    return token, path
+
+
+def mcp_token_file() -> Path:
+    return config_dir() / "mcp-token"
+
+
+def mcp_token() -> str:
+    given = os.environ.get("SIDECAR_MCP_TOKEN", "").strip()
+    if given:
+        return given
+    path = mcp_token_file()
+    if path.exists():
+        value = path.read_text().strip()
+        if value:
+            return value
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    _write_private(path, token)
+    return token

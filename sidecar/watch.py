@@ -1,0 +1,56 @@
+"""Keep the index converging on the files: watchfiles events (debounced) plus a periodic reconcile.
+
+The OS can drop events (inotify queue overflow during a git checkout), so events only say
+"look now"; the indexer's own scan decides what changed. That makes atomic saves, renames,
+bursts and files vanishing mid-read all the same case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from watchfiles import Change, awatch
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_MS = 200  # an editor's write-temp-then-rename lands in one batch
+RECONCILE_SECONDS = 60.0
+
+
+def interesting(root: Path) -> Callable[[Change, str], bool]:
+    """Notes, folders and the two files that change the ignore rules; not .git or .trash churn."""
+
+    def accept(_change: Change, path: str) -> bool:
+        try:
+            rel = Path(path).resolve().relative_to(root).as_posix()
+        except ValueError:
+            rel = Path(path).relative_to(root).as_posix() if path.startswith(str(root)) else path
+        if rel in (".indexignore", ".obsidian/app.json"):
+            return True
+        parts = rel.split("/")
+        if any(p.startswith(".") for p in parts):
+            return False
+        return rel.lower().endswith(".md") or "." not in parts[-1]  # notes, and folders (moves/deletes)
+
+    return accept
+
+
+async def watch_vault(root: Path, on_change: Callable[[set[str]], None], stop: asyncio.Event,
+                      debounce_ms: int = DEBOUNCE_MS) -> None:
+    try:
+        async for changes in awatch(root, watch_filter=interesting(root), debounce=debounce_ms, step=50,
+                                    stop_event=stop, recursive=True, ignore_permission_denied=True):
+            on_change({path for _change, path in changes})
+    except Exception:  # the watcher failing must not take the service down: reconcile still runs
+        log.exception("file watcher stopped; changes are picked up by the periodic reconcile only")
+
+
+async def reconcile_every(seconds: float, on_change: Callable[[set[str]], None], stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        try:
+            await asyncio.wait_for(stop.wait(), seconds)
+        except TimeoutError:
+            on_change(set())

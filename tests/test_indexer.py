@@ -1,0 +1,236 @@
+"""The indexing pipeline end to end: real files, real SQLite (+ sqlite-vec), the real model."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from sidecar.app import VaultIndex
+from sidecar.redact import redact
+from tests import demo_facts
+from tests.conftest import DEMO_VAULT, WriteNote, open_index
+
+
+def index_files(index_dir: Path) -> list[Path]:
+    return [p for p in index_dir.iterdir() if p.name.startswith("index.sqlite3")]
+
+
+def dump_text(index: VaultIndex) -> str:
+    conn = index.reader()
+    parts = []
+    for table, cols in (("notes", "path, title, frontmatter, aliases, headings, warnings"),
+                        ("chunks", "heading, body, context, cjk"), ("links", "target_raw, anchor, display"),
+                        ("tags", "tag"), ("skipped", "path, reason")):
+        for row in conn.execute(f"SELECT {cols} FROM {table}"):
+            parts += [str(v) for v in row]
+    return "\n".join(parts)
+
+
+def test_demo_vault_indexes_every_note_and_nothing_else(demo_index: VaultIndex) -> None:
+    paths = {r[0] for r in demo_index.reader().execute("SELECT path FROM notes")}
+    assert paths == set(demo_facts.INDEXABLE_NOTES)
+    status = demo_index.status()
+    assert status["complete"] is True
+    assert status["chunks_without_vectors"] == 0
+    assert status["chunks"] == status["chunks_with_vectors"] > len(paths)
+
+
+def test_excluded_words_are_nowhere_in_the_index(demo_index: VaultIndex) -> None:
+    text = dump_text(demo_index).lower()
+    for word in demo_facts.FORBIDDEN_WORDS:
+        assert word.lower() not in text
+    raw = b"".join(p.read_bytes() for p in index_files(demo_index.settings.index_dir)).lower()
+    for word in demo_facts.FORBIDDEN_WORDS:
+        assert word.lower().encode() not in raw
+
+
+def test_no_secret_survives_in_the_index_files(demo_index: VaultIndex) -> None:
+    assert redact(dump_text(demo_index)).findings == ()
+    raw = b"".join(p.read_bytes() for p in index_files(demo_index.settings.index_dir))
+    found = redact(raw.decode("latin-1")).findings
+    assert found == (), f"secret-shaped bytes in the index files: {sorted({f.kind for f in found})}"
+    kinds = {(r[0], r[1], r[2]) for r in demo_index.reader().execute(
+        "SELECT n.path, f.line, f.kind FROM findings f JOIN notes n ON n.id = f.note_id")}
+    assert kinds == set(demo_facts.SECRETS)
+
+
+def test_second_run_changes_nothing(demo_index: VaultIndex) -> None:
+    report = demo_index.index()
+    assert (report.added, report.updated, report.deleted, report.renamed, report.embedded) == (0, 0, 0, 0, 0)
+
+
+def test_incremental_edit_add_delete_rename(tmp_path: Path, write_note: WriteNote) -> None:
+    write_note("A.md", "# A\n\n## One\nalpha text about gardens\n\n## Two\nlinks to [[B]] and [[C]]\n")
+    write_note("B.md", "# B\nbeta text about boats\n")
+    vault = tmp_path / "vault"
+    index = open_index(vault, tmp_path / "idx")
+    first = index.index()
+    assert first.added == 2
+    conn = index.reader()
+    a_chunks = dict(conn.execute("SELECT hash, c.id FROM chunks c JOIN notes n ON n.id = c.note_id WHERE n.path = 'A.md'").fetchall())
+
+    write_note("A.md", "# A\n\n## One\nalpha text about gardens\n\n## Two\nnow about zeppelins, links [[B]] and [[C]]\n")
+    report = index.index()
+    assert report.updated == 1 and report.added == 0
+    after = dict(conn.execute("SELECT hash, c.id FROM chunks c JOIN notes n ON n.id = c.note_id WHERE n.path = 'A.md'").fetchall())
+    kept = set(a_chunks) & set(after)
+    assert kept and all(a_chunks[h] == after[h] for h in kept)  # unchanged section kept its row and vector
+    assert report.embedded == len(set(after) - set(a_chunks))
+    assert index.search("zeppelins", mode="lexical")["results"][0]["path"] == "A.md"
+
+    unresolved = conn.execute("SELECT count(*) FROM links WHERE target_raw = 'C' AND target_id IS NULL").fetchone()[0]
+    assert unresolved == 1
+    write_note("C.md", "# C\ngamma\n")
+    assert index.index().added == 1
+    assert conn.execute("SELECT count(*) FROM links WHERE target_raw = 'C' AND target_id IS NOT NULL").fetchone()[0] == 1
+
+    b_id = conn.execute("SELECT id FROM notes WHERE path = 'B.md'").fetchone()[0]
+    os.rename(vault / "B.md", vault / "Boats.md")
+    report = index.index()
+    assert (report.renamed, report.added, report.deleted) == (1, 0, 0)
+    assert conn.execute("SELECT id FROM notes WHERE path = 'Boats.md'").fetchone()[0] == b_id
+    # [[B]] no longer resolves after the rename: links are re-resolved
+    assert conn.execute("SELECT target_id FROM links WHERE target_raw = 'B'").fetchone()[0] is None
+
+    (vault / "C.md").unlink()
+    report = index.index()
+    assert report.deleted == 1
+    assert conn.execute("SELECT count(*) FROM notes WHERE path = 'C.md'").fetchone()[0] == 0
+    assert index.search("gamma", mode="lexical")["results"] == []
+    assert conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'gamma'").fetchone()[0] == 0
+
+
+def test_bad_inputs_are_skipped_or_indexed_never_fatal(tmp_path: Path, write_note: WriteNote) -> None:
+    vault = tmp_path / "vault"
+    write_note("ok.md", "# Fine\nordinary note")
+    write_note("empty.md", "")
+    (vault / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (vault / "latin1.md").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    write_note("bomb.md", "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+               "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+               "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n---\nbody of the bomb\n")
+    write_note("malformed.md", "---\ntitle: [unclosed\ntags: : :\n---\nthe body survives malformed frontmatter\n")
+    (vault / "huge.md").write_bytes(b"word " * 4_000_000)  # 20 MB
+    write_note("longline.md", "x" * 1_000_000)
+    index = open_index(vault, tmp_path / "idx")
+    report = index.index()
+    skipped = {s.path: s.reason for s in report.skipped}
+    assert set(skipped) == {"binary.md", "huge.md"}
+    assert "binary" in skipped["binary.md"] and "too large" in skipped["huge.md"]
+    notes = {r[0]: r[1] for r in index.reader().execute("SELECT path, warnings FROM notes")}
+    assert set(notes) == {"ok.md", "empty.md", "latin1.md", "bomb.md", "malformed.md", "longline.md"}
+    assert "malformed frontmatter" in notes["malformed.md"]
+    assert index.search("survives", mode="lexical")["results"][0]["path"] == "malformed.md"
+    assert index.search("bomb", mode="lexical")["results"][0]["path"] == "bomb.md"
+    assert {s["path"] for s in index.status()["skipped"]} == {"binary.md", "huge.md"}
+
+
+def test_cancelled_run_leaves_a_usable_index_that_the_next_run_completes(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    index = VaultIndex(open_index(vault, tmp_path / "idx").settings.__class__(
+        vault=vault, index_dir=tmp_path / "idx", notes_per_transaction=5))
+    cancel = threading.Event()
+    calls = 0
+
+    def stop_after_two(p: object) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            cancel.set()
+
+    report = index.index(progress=stop_after_two, cancel=cancel)
+    assert report.cancelled
+    partial = index.reader().execute("SELECT count(*) FROM notes").fetchone()[0]
+    assert 0 < partial < len(demo_facts.INDEXABLE_NOTES)
+    assert index.search("sourdough", mode="lexical") is not None  # usable mid-way
+    index.index()
+    clean = open_index(vault, tmp_path / "clean")
+    clean.index()
+    assert snapshot(index) == snapshot(clean)
+
+
+def snapshot(index: VaultIndex) -> tuple[set[tuple[str, str]], set[tuple[str, str]], int]:
+    conn = index.reader()
+    notes = set(conn.execute("SELECT path, content_hash FROM notes").fetchall())
+    chunks = set(conn.execute("SELECT n.path, c.hash FROM chunks c JOIN notes n ON n.id = c.note_id").fetchall())
+    return notes, chunks, index.status()["chunks_with_vectors"]  # type: ignore[return-value]
+
+
+def test_fts_and_sqlite_integrity(demo_index: VaultIndex) -> None:
+    conn = demo_index.reader()
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_without_the_vector_extension_vectors_live_in_a_blob_table(tmp_path: Path) -> None:
+    index = open_index(DEMO_VAULT, tmp_path / "idx", vectors=False)
+    assert index.backend.vec_version is None
+    assert "numpy over BLOBs" in index.status()["backend"]  # type: ignore[operator]
+    index.index()
+    assert index.status()["complete"] is True
+    res = index.search("how do I keep bread dough rising", mode="semantic")
+    assert res["vectors_available"] is True and res["results"]
+
+
+def test_without_a_model_search_is_lexical_and_says_so(tmp_path: Path) -> None:
+    index = open_index(DEMO_VAULT, tmp_path / "idx", load_model=False)
+    index.index()
+    status = index.status()
+    assert status["complete"] is False and status["vectors_available"] is False
+    res = index.search("sourdough starter")
+    assert res["vectors_available"] is False and res["mode"] == "lexical"
+    assert "lexical results only" in res["caveat"]
+    assert res["results"]
+
+
+def test_a_different_model_reembeds_everything(tmp_path: Path) -> None:
+    from sidecar.embed import DEFAULT_MODEL_DIR
+
+    other = tmp_path / "other-model"
+    shutil.copytree(DEFAULT_MODEL_DIR, other)
+    weights = other / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1  # one int8 weight differs: a different model, same shape
+    weights.write_bytes(bytes(data))
+    first = open_index(DEMO_VAULT, tmp_path / "idx")
+    first.index()
+    fingerprint = first.status()["model"]["fingerprint"]  # type: ignore[index]
+    first.close()
+    settings = first.settings.__class__(vault=DEMO_VAULT, index_dir=tmp_path / "idx", model=str(other))
+    second = VaultIndex(settings)
+    report = second.index()
+    status = second.status()
+    assert status["model"]["fingerprint"] != fingerprint  # type: ignore[index]
+    assert report.embedded == status["chunks"] and status["complete"] is True
+
+
+def test_index_inside_the_vault_is_refused(tmp_path: Path, write_note: WriteNote) -> None:
+    write_note("a.md", "x")
+    with pytest.raises(ValueError, match="inside the vault"):
+        open_index(tmp_path / "vault", tmp_path / "vault" / ".index")
+    assert not (tmp_path / "vault" / ".index").exists()
+
+
+def test_the_vault_is_never_written(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    before = {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in vault.rglob("*")}
+    index = open_index(vault, tmp_path / "idx")
+    index.index()
+    index.search("anything at all")
+    after = {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in vault.rglob("*")}
+    assert before == after
+
+
+def test_sqlite_files_are_valid_databases(demo_index: VaultIndex) -> None:
+    db = sqlite3.connect(demo_index.settings.db_path)
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    assert {"notes", "chunks", "chunks_fts", "links", "tags", "findings", "skipped"} <= tables
+    assert re.match(r"\d+", str(db.execute("PRAGMA user_version").fetchone()[0]))

@@ -1,0 +1,51 @@
+import pytest
+
+from sidecar.lexical import build_query, make_snippet
+
+HOSTILE = [
+    'unbalanced "quote', '"', '""', "NEAR(a b)", "a AND OR NOT b", "-minus", "col:value", "star*", "(((", ")",
+    "emoji 🚀 test", "向量检索", "SQLITE_BUSY", "_rrf_fuse", "a\x00b", "^", "' OR 1=1 --", "x" * 5000, "* * *",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_any_text_builds_a_quoted_query(text: str) -> None:
+    q = build_query(text)
+    if q.match is not None:
+        # every term is a quoted string: FTS5 operators in the text are only words
+        for part in q.match.split(" OR "):
+            assert part.startswith(('"', "cjk : \"")), part
+
+
+def test_prefix_for_the_word_being_typed() -> None:
+    assert build_query("hybrid sear").match == '"hybrid" OR "sear" *'
+    assert build_query("hybrid sear ").match == '"hybrid" OR "sear"'
+
+
+def test_phrases_stay_phrases() -> None:
+    assert build_query('"database is locked"').match == '"database is locked"'
+
+
+def test_identifier_becomes_a_phrase_of_its_parts() -> None:
+    q = build_query("_rrf_fuse", prefix_last=False)
+    assert q.match == '"_rrf_fuse"'
+
+
+def test_cjk_is_searched_per_character() -> None:
+    q = build_query("向量检索")
+    assert q.match == 'cjk : "向 量 检 索"'
+    assert q.terms == ("向量检索",)
+
+
+def test_snippet_marks_terms_at_word_starts() -> None:
+    snip = make_snippet("The database was locked while the writer held it.", ("lock", "writer"))
+    marked = [snip.text[s:e] for s, e in snip.highlights]
+    assert marked == ["locked", "writer"]
+
+
+def test_snippet_window_goes_to_the_match() -> None:
+    text = "filler " * 200 + "the SQLITE_BUSY error appears here " + "filler " * 200
+    snip = make_snippet(text, ("sqlite_busy",), width=120)
+    assert "SQLITE_BUSY" in snip.text
+    assert snip.text.startswith("…") and snip.text.endswith("…")
+    assert len(snip.text) <= 122

@@ -1,0 +1,218 @@
+"""The real server in a child process: JSON-RPC, events, live index, security rules, lifecycle."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DEMO_VAULT
+from tests.serverproc import Sidecar, start_sidecar
+
+JSON = "application/json"
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sidecar, Path]]:
+    base = tmp_path_factory.mktemp("live")
+    vault = base / "vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    server = start_sidecar(vault, base / "index", "--no-mcp")
+    try:
+        server.wait_ready()
+        yield server, vault
+    finally:
+        server.stop()
+
+
+def test_handshake_is_one_json_line(live: tuple[Sidecar, Path]) -> None:
+    server, _ = live
+    assert {"rpc_port", "mcp_port", "pid", "version", "protocol_version"} <= set(server.handshake)
+    assert server.handshake["pid"] == server.proc.pid
+    assert server.handshake["mcp_port"] is None
+
+
+def test_status_search_related_links(live: tuple[Sidecar, Path]) -> None:
+    server, _ = live
+    status = server.call("status")
+    assert status["notes"] > 60 and status["vectors_available"] is True
+    res = server.call("search", query="SQLITE_BUSY", limit=5)
+    assert res["results"] and res["results"][0]["scores"]["bm25_rank"] is not None
+    buffer = "# Draft\n\nI keep losing my sourdough starter; the dough never rises in winter.\n"
+    rel = server.call("related", text=buffer, limit=5)
+    assert rel["results"] and all(r["path"] for r in rel["results"])
+    some = res["results"][0]["path"]
+    links = server.call("note.links", path=some)
+    assert links["path"] == some and {"outlinks", "backlinks", "unresolved"} <= set(links)
+
+
+def test_errors_have_stable_codes(live: tuple[Sidecar, Path]) -> None:
+    server, _ = live
+    assert server.rpc("no.such.method")["error"]["code"] == -32601
+    assert server.rpc("search", query="")["error"]["code"] == -32602
+    assert server.rpc("search", wrong_param=1)["error"]["code"] == -32602
+    not_found = server.rpc("note.links", path="../../etc/passwd")["error"]
+    assert not_found["code"] == -32004
+    assert server.rpc("note.links", path="Nope/Missing.md")["error"] == not_found  # outside == not found
+
+
+def test_batches_and_parse_errors(live: tuple[Sidecar, Path]) -> None:
+    server, _ = live
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "status"},
+             {"jsonrpc": "2.0", "id": 2, "method": "search", "params": {"query": "bread"}}]
+    headers = {"Authorization": f"Bearer {server.token}", "Content-Type": JSON}
+    reply = server.http("POST", "/rpc", json.dumps(batch).encode(), headers)
+    assert reply.status == 200 and sorted(r["id"] for r in reply.body) == [1, 2]
+    bad = server.http("POST", "/rpc", b"{not json", headers)
+    assert bad.body["error"]["code"] == -32700
+
+
+HOSTS = {"loopback": "127.0.0.1:{port}", "localhost": "localhost:{port}", "any": "0.0.0.0:{port}",
+         "foreign": "example.com", "evil": "localhost.evil.example:{port}", "absent": None,
+         "other_port": "127.0.0.1:1"}
+ORIGINS = {"absent": None, "null": "null", "foreign": "https://evil.example", "other_local": "http://localhost:3000",
+           "obsidian": "app://obsidian.md"}
+
+
+def expected_status(host: str, origin: str, token: str, ctype: str) -> int:
+    if host not in ("loopback", "localhost"):
+        return 421
+    if origin not in ("absent", "obsidian"):
+        return 403
+    if token == "query":
+        return 400
+    if token != "right":
+        return 401
+    if ctype != "json":
+        return 415
+    return 200
+
+
+def test_security_matrix(live: tuple[Sidecar, Path]) -> None:
+    server, _ = live
+    tokens = {"none": None, "wrong": "x" * len(server.token), "short": "abc", "right": server.token, "query": server.token}
+    ctypes = {"json": JSON, "text": "text/plain", "form": "application/x-www-form-urlencoded"}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "status"}).encode()
+    cells = 0
+    for host_name, host in HOSTS.items():
+        for origin_name, origin in ORIGINS.items():
+            for token_name, token in tokens.items():
+                for ctype_name, ctype in ctypes.items():
+                    headers = {"Content-Type": ctype}
+                    if origin is not None:
+                        headers["Origin"] = origin
+                    path = "/rpc"
+                    if token_name == "query":
+                        path += f"?token={token}"
+                    elif token is not None:
+                        headers["Authorization"] = f"Bearer {token}"
+                    reply = server.http("POST", path, body, headers,
+                                        host=None if host is None else host.format(port=server.rpc_port))
+                    want = expected_status(host_name, origin_name, token_name, ctype_name)
+                    assert reply.status == want, (host_name, origin_name, token_name, ctype_name, reply.raw)
+                    if want != 200:
+                        assert reply.body["error"]["code"], reply.raw  # JSON errors, with a code
+                    cells += 1
+    assert cells == len(HOSTS) * len(ORIGINS) * len(tokens) * len(ctypes)
+
+
+def test_token_is_not_in_argv_or_logs(live: tuple[Sidecar, Path]) -> None:
+    server, vault = live
+    cmdline = Path(f"/proc/{server.proc.pid}/cmdline").read_bytes()
+    assert server.token.encode() not in cmdline
+    assert server.token not in server.stderr_tail()
+    for path in vault.rglob("*"):
+        if path.is_file():
+            assert server.token.encode() not in path.read_bytes()
+
+
+def test_oversized_body_is_refused(live: tuple[Sidecar, Path]) -> None:
+    server, _ = live
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "related", "params": {"text": "x" * 2_000_000}}).encode()
+    reply = server.http("POST", "/rpc", body, {"Authorization": f"Bearer {server.token}", "Content-Type": JSON})
+    assert reply.status == 413
+
+
+def test_live_updates(live: tuple[Sidecar, Path]) -> None:
+    server, vault = live
+
+    def top_paths(query: str) -> list[str]:
+        return [r["path"] for r in server.call("search", query=query, mode="lexical", limit=5)["results"]]
+
+    note = vault / "Inbox" / "Fresh Note.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text("# Fresh\nthe quetzalcoatlus flew over the lab\n")
+    server.wait_until(lambda: "Inbox/Fresh Note.md" in top_paths("quetzalcoatlus"), 10, "a new note")
+    tmp = note.with_suffix(".tmp")
+    tmp.write_text("# Fresh\nnow it mentions archaeopteryx instead\n")
+    os.replace(tmp, note)  # an editor's atomic save
+    server.wait_until(lambda: "Inbox/Fresh Note.md" in top_paths("archaeopteryx"), 10, "an atomic save")
+    assert "Inbox/Fresh Note.md" not in top_paths("quetzalcoatlus")
+    note.rename(vault / "Inbox" / "Renamed Note.md")
+    server.wait_until(lambda: top_paths("archaeopteryx") == ["Inbox/Renamed Note.md"], 10, "a rename")
+    (vault / "Inbox" / "Renamed Note.md").unlink()
+    server.wait_until(lambda: top_paths("archaeopteryx") == [], 10, "a delete")
+
+
+def test_events_stream_reports_changes(live: tuple[Sidecar, Path]) -> None:
+    import http.client
+
+    server, vault = live
+    conn = http.client.HTTPConnection("127.0.0.1", server.rpc_port, timeout=20)
+    conn.request("GET", "/events", headers={"Host": f"127.0.0.1:{server.rpc_port}",
+                                            "Authorization": f"Bearer {server.token}"})
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.getheader("Content-Type", "").startswith("text/event-stream")
+    first = resp.readline().decode()
+    assert first.startswith("event: status")
+    (vault / "Evented.md").write_text("# Evented\nsomething new\n")
+    deadline = time.monotonic() + 15
+    seen = set()
+    while time.monotonic() < deadline and "index_changed" not in seen:
+        line = resp.readline().decode()
+        if line.startswith("event: "):
+            seen.add(line.split(":", 1)[1].strip())
+    conn.close()
+    assert "index_changed" in seen
+
+
+def test_shutdown_call_exits_cleanly(tmp_path: Path) -> None:
+    server = start_sidecar(DEMO_VAULT, tmp_path / "idx", "--no-mcp", "--no-watch")
+    assert server.call("shutdown") == {"ok": True}
+    assert server.proc.wait(timeout=20) == 0
+
+
+def test_sigterm_exits_cleanly(tmp_path: Path) -> None:
+    server = start_sidecar(DEMO_VAULT, tmp_path / "idx", "--no-mcp")
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=20) == 0
+
+
+def test_exits_when_its_parent_dies(tmp_path: Path) -> None:
+    """A parent that starts the sidecar and dies: the sidecar must not linger."""
+    script = (
+        "import subprocess, sys, os\n"
+        f"p = subprocess.Popen([sys.executable, '-m', 'sidecar', 'serve', '--vault', {str(DEMO_VAULT)!r},"
+        f" '--index', {str(tmp_path / 'idx')!r}, '--no-mcp'], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,"
+        " env={**os.environ, 'SIDECAR_RPC_TOKEN': 't'})\n"
+        "print(p.pid, flush=True); p.stdout.readline(); os._exit(0)\n"
+    )
+    parent = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    child = int(parent.stdout.split()[0])
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError("the sidecar outlived its parent")
