@@ -1,0 +1,391 @@
+// DOM rendering, kept apart from Obsidian's views: every function takes data and a container element,
+// uses only Obsidian's DOM helpers (createDiv, createSpan, ...) and optional handlers, and can therefore
+// be unit-tested (happy-dom) and screenshotted (headless Chromium) without the app.
+
+import type {
+  Band,
+  HealthItem,
+  HealthResponse,
+  Highlight,
+  McpConfigResponse,
+  RelatedNote,
+  RelatedResponse,
+  SearchResponse,
+  SearchResult,
+  StatusResponse,
+} from "../protocol.gen";
+
+export interface Segment {
+  text: string;
+  hit: boolean;
+}
+
+/**
+ * Split `snippet` into plain and highlighted parts. Highlights are [start, end) offsets in Unicode code
+ * points (not UTF-16 units); out-of-range, empty, unsorted and overlapping ranges are tolerated.
+ */
+export function highlightSegments(snippet: string, highlights: readonly Highlight[]): Segment[] {
+  const chars = Array.from(snippet);
+  const ranges = highlights
+    .map(([s, e]) => [Math.max(0, Math.min(s, chars.length)), Math.max(0, Math.min(e, chars.length))] as const)
+    .filter(([s, e]) => e > s)
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const merged: [number, number][] = [];
+  for (const [s, e] of ranges) {
+    const last = merged[merged.length - 1];
+    if (last && s <= last[1]) last[1] = Math.max(last[1], e);
+    else merged.push([s, e]);
+  }
+  const out: Segment[] = [];
+  let pos = 0;
+  for (const [s, e] of merged) {
+    if (s > pos) out.push({ text: chars.slice(pos, s).join(""), hit: false });
+    out.push({ text: chars.slice(s, e).join(""), hit: true });
+    pos = e;
+  }
+  if (pos < chars.length || out.length === 0) out.push({ text: chars.slice(pos).join(""), hit: false });
+  return out;
+}
+
+export function renderHighlighted(container: HTMLElement, snippet: string, highlights: readonly Highlight[]): void {
+  for (const seg of highlightSegments(snippet, highlights)) {
+    if (seg.hit) container.createEl("mark", { cls: "vs-hit", text: seg.text });
+    else container.appendText(seg.text);
+  }
+}
+
+const BAND_LABEL: Record<Band, string> = { high: "High", medium: "Medium", low: "Low", none: "None" };
+
+export function renderBand(container: HTMLElement, band: Band): HTMLElement {
+  return container.createSpan({
+    cls: ["vs-band", `vs-band-${band}`],
+    text: BAND_LABEL[band],
+    attr: { "aria-label": `Confidence: ${band}` },
+  });
+}
+
+export function renderMessage(container: HTMLElement, text: string, kind: "empty" | "info" | "error" = "empty"): HTMLElement {
+  return container.createDiv({ cls: ["vs-message", `vs-message-${kind}`], text });
+}
+
+// ---- search ----------------------------------------------------------------------------------
+
+export interface SearchHandlers {
+  onOpen?: (result: SearchResult, evt: MouseEvent) => void;
+  onHover?: (result: SearchResult, evt: MouseEvent, el: HTMLElement) => void;
+}
+
+/** One search result: title, heading path, highlighted snippet, band. */
+export function renderSearchResult(container: HTMLElement, r: SearchResult): HTMLElement {
+  const row = container.createDiv({ cls: "vs-search-row", attr: { "data-path": r.path } });
+  const head = row.createDiv({ cls: "vs-row-head" });
+  head.createSpan({ cls: "vs-title", text: r.title || r.path });
+  renderBand(head, r.band);
+  const headingPath = r.heading_path.length ? r.heading_path.join(" › ") : "";
+  row.createDiv({ cls: "vs-heading-path", text: headingPath || r.path });
+  const snippet = row.createDiv({ cls: "vs-snippet" });
+  renderHighlighted(snippet, r.snippet, r.highlights);
+  if (r.truncated) snippet.createSpan({ cls: "vs-truncated", text: " …" });
+  const meta = row.createDiv({ cls: "vs-meta" });
+  meta.createSpan({ cls: "vs-path", text: r.path });
+  meta.createSpan({ cls: "vs-lines", text: `lines ${r.start_line}–${r.end_line}` });
+  if (r.other_sections.length) {
+    meta.createSpan({
+      cls: "vs-more",
+      text: `+${r.other_sections.length} more section${r.other_sections.length === 1 ? "" : "s"}`,
+      attr: { title: r.other_sections.map((s) => s.heading || "(top)").join("\n") },
+    });
+  }
+  return row;
+}
+
+/** A whole result list (sidebar search pane), or a message when there is nothing to show. */
+export function renderSearchResults(container: HTMLElement, response: SearchResponse | null,
+  handlers: SearchHandlers = {}, emptyText = "Type to search."): void {
+  container.empty();
+  container.addClass("vs-search-results");
+  if (!response) {
+    renderMessage(container, emptyText);
+    return;
+  }
+  const header = container.createDiv({ cls: "vs-results-header" });
+  header.createSpan({
+    text: `${response.results.length} result${response.results.length === 1 ? "" : "s"} · ${response.mode} · ${Math.round(response.took_ms)} ms`,
+  });
+  if (response.results.length) renderBand(header, response.band);
+  if (response.caveat) renderMessage(container, response.caveat, "info");
+  else if (!response.vectors_available && response.mode !== "lexical") {
+    renderMessage(container, "Lexical results only: the embedding model is unavailable.", "info");
+  }
+  if (response.index_building) renderMessage(container, "The index is still being built; results may be incomplete.", "info");
+  if (!response.results.length) {
+    renderMessage(container, "No matching notes.");
+    return;
+  }
+  for (const r of response.results) {
+    const row = renderSearchResult(container, r);
+    row.addClass("is-clickable");
+    const onOpen = handlers.onOpen;
+    if (onOpen) row.addEventListener("click", (evt) => onOpen(r, evt));
+    const onHover = handlers.onHover;
+    if (onHover) row.addEventListener("mouseover", (evt) => onHover(r, evt, row));
+  }
+}
+
+// ---- related ---------------------------------------------------------------------------------
+
+export interface RelatedHandlers {
+  onOpen?: (note: RelatedNote, evt: MouseEvent) => void;
+  onHover?: (note: RelatedNote, evt: MouseEvent, el: HTMLElement) => void;
+  onDragStart?: (note: RelatedNote, evt: DragEvent) => void;
+}
+
+export interface RelatedOptions {
+  showAlreadyLinked: boolean;
+}
+
+export function renderRelatedRow(container: HTMLElement, note: RelatedNote): HTMLElement {
+  const row = container.createDiv({
+    cls: ["vs-related-row", "is-clickable"],
+    attr: { draggable: "true", "data-path": note.path },
+  });
+  if (note.already_linked) row.addClass("is-linked");
+  const head = row.createDiv({ cls: "vs-row-head" });
+  head.createSpan({ cls: "vs-title", text: note.title || note.path });
+  renderBand(head, note.band);
+  row.createDiv({ cls: "vs-folder", text: note.folder || "/" });
+  const badges = row.createDiv({ cls: "vs-badges" });
+  if (note.already_linked) badges.createSpan({ cls: ["vs-badge", "vs-badge-linked"], text: "Linked" });
+  for (const reason of note.reasons) {
+    badges.createSpan({ cls: ["vs-badge", `vs-badge-${reason.kind}`], text: reason.label });
+  }
+  if (note.excerpt) {
+    const excerpt = row.createDiv({ cls: "vs-excerpt" });
+    if (note.heading) excerpt.createSpan({ cls: "vs-excerpt-heading", text: `${note.heading}: ` });
+    excerpt.appendText(note.excerpt);
+  }
+  return row;
+}
+
+export function renderRelated(container: HTMLElement, response: RelatedResponse | null,
+  handlers: RelatedHandlers = {}, opts: RelatedOptions = { showAlreadyLinked: true },
+  emptyText = "Open a note to see related notes."): void {
+  container.empty();
+  container.addClass("vs-related");
+  if (!response) {
+    renderMessage(container, emptyText);
+    return;
+  }
+  if (!response.vectors_available) renderMessage(container, "Links and tags only: the embedding model is unavailable.", "info");
+  if (response.index_building) renderMessage(container, "The index is still being built.", "info");
+  const notes = opts.showAlreadyLinked ? response.results : response.results.filter((n) => !n.already_linked);
+  if (!notes.length) {
+    renderMessage(container, response.results.length ? "Every related note is already linked." : "No related notes found.");
+    return;
+  }
+  for (const note of notes) {
+    const row = renderRelatedRow(container, note);
+    const { onOpen, onHover, onDragStart } = handlers;
+    if (onOpen) row.addEventListener("click", (evt) => onOpen(note, evt));
+    if (onHover) row.addEventListener("mouseover", (evt) => onHover(note, evt, row));
+    if (onDragStart) row.addEventListener("dragstart", (evt) => onDragStart(note, evt));
+  }
+}
+
+// ---- health ----------------------------------------------------------------------------------
+
+export interface HealthHandlers {
+  onOpen?: (item: HealthItem, evt: MouseEvent) => void;
+  onOpenPath?: (path: string, evt: MouseEvent) => void;
+}
+
+const SUMMARY_LABELS: Record<string, string> = {
+  notes: "Notes",
+  orphans: "Orphans",
+  no_inbound: "No inbound links",
+  dead_ends: "Dead ends",
+  unresolved_links: "Unresolved links",
+  unresolved_targets: "Unresolved targets",
+  ambiguous_links: "Ambiguous links",
+  broken_anchors: "Broken anchors",
+  near_duplicates: "Near-duplicates",
+  secrets: "Possible secrets",
+};
+
+export function summaryLabel(key: string): string {
+  return SUMMARY_LABELS[key] ?? (key.charAt(0).toUpperCase() + key.slice(1)).replace(/_/g, " ");
+}
+
+export function renderHealth(container: HTMLElement, report: HealthResponse | null, handlers: HealthHandlers = {},
+  emptyText = "No report yet."): void {
+  container.empty();
+  container.addClass("vs-health");
+  if (!report) {
+    renderMessage(container, emptyText);
+    return;
+  }
+  const summary = container.createDiv({ cls: "vs-health-summary" });
+  for (const [key, value] of Object.entries(report.summary)) {
+    const chip = summary.createDiv({ cls: ["vs-chip", value > 0 && key !== "notes" ? "has-count" : "is-zero"] });
+    chip.createSpan({ cls: "vs-chip-count", text: String(value) });
+    chip.createSpan({ cls: "vs-chip-label", text: summaryLabel(key) });
+  }
+  for (const section of report.sections) {
+    const details = container.createEl("details", { cls: ["vs-health-section", `vs-severity-${section.severity}`] });
+    if (section.count > 0 && section.severity !== "info") details.open = true;
+    const head = details.createEl("summary", { cls: "vs-health-section-head" });
+    head.createSpan({ cls: "vs-health-section-title", text: section.title });
+    head.createSpan({ cls: ["vs-count", `vs-severity-${section.severity}`], text: String(section.count) });
+    if (!section.items.length) {
+      details.createDiv({ cls: "vs-message vs-message-empty", text: section.count ? "Items not listed." : "Nothing found." });
+      continue;
+    }
+    const list = details.createEl("ul", { cls: "vs-health-items" });
+    for (const item of section.items) {
+      const li = list.createEl("li", { cls: ["vs-health-item", "is-clickable", `vs-severity-${item.severity}`] });
+      li.createSpan({ cls: "vs-health-path", text: item.line !== null ? `${item.path}:${item.line}` : item.path });
+      li.createSpan({ cls: "vs-health-message", text: item.message });
+      if (item.fix) li.createDiv({ cls: "vs-health-fix", text: item.fix });
+      const onOpen = handlers.onOpen;
+      if (onOpen) li.addEventListener("click", (evt) => onOpen(item, evt));
+      if (item.related?.length) {
+        const rel = li.createDiv({ cls: "vs-health-related" });
+        for (const other of item.related) {
+          const link = rel.createEl("a", {
+            cls: "vs-health-related-link",
+            text: `${other.title || other.path} (${other.score.toFixed(2)})`,
+            attr: { "data-path": other.path },
+          });
+          const onOpenPath = handlers.onOpenPath;
+          if (onOpenPath) {
+            link.addEventListener("click", (evt) => {
+              evt.stopPropagation();
+              onOpenPath(other.path, evt);
+            });
+          }
+        }
+      }
+    }
+    if (section.items.length < section.count) {
+      details.createDiv({ cls: "vs-message vs-message-info", text: `Showing ${section.items.length} of ${section.count}.` });
+    }
+  }
+  if (report.sections.length === 0) renderMessage(container, "No checks ran.");
+}
+
+function pad(n: number): string {
+  return String(n).padStart(2, "0");
+}
+
+/** The health report as a Markdown note (saved only when the user asks). */
+export function healthReportMarkdown(report: HealthResponse): string {
+  const when = new Date(report.generated_at * 1000);
+  const stamp = `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())} ${pad(when.getHours())}:${pad(when.getMinutes())}`;
+  const lines = [`# Vault health report`, "", `Generated ${stamp} by Vault Sidecar.`, "", "| Check | Count |", "| --- | ---: |"];
+  for (const [key, value] of Object.entries(report.summary)) lines.push(`| ${summaryLabel(key)} | ${value} |`);
+  for (const section of report.sections) {
+    lines.push("", `## ${section.title} (${section.count})`, "");
+    if (!section.items.length) {
+      lines.push(section.count ? "_Items not listed._" : "_Nothing found._");
+      continue;
+    }
+    for (const item of section.items) {
+      const target = item.path.replace(/\.md$/i, "");
+      const where = item.line !== null ? ` (line ${item.line})` : "";
+      lines.push(`- [[${target}]]${where}: ${item.message}${item.fix ? ` — ${item.fix}` : ""}`);
+    }
+    if (section.items.length < section.count) lines.push(`- … and ${section.count - section.items.length} more`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+// ---- status and MCP --------------------------------------------------------------------------
+
+export interface StatusDetails {
+  /** One line: what the status bar says. */
+  headline: string;
+  status: StatusResponse | null;
+  error: string | null;
+  stderr: string[];
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit] ?? "TB"}`;
+}
+
+export function renderStatusDetails(container: HTMLElement, d: StatusDetails): void {
+  container.empty();
+  container.addClass("vs-status-details");
+  container.createDiv({ cls: "vs-status-headline", text: d.headline });
+  if (d.error) container.createEl("pre", { cls: "vs-status-error", text: d.error });
+  const s = d.status;
+  if (s) {
+    const table = container.createEl("table", { cls: "vs-status-table" });
+    const row = (label: string, value: string): void => {
+      const tr = table.createEl("tr");
+      tr.createEl("th", { text: label });
+      tr.createEl("td", { text: value });
+    };
+    row("Sidecar", `${s.version} (protocol ${s.protocol_version})`);
+    row("Vault", s.vault);
+    row("Index", `${s.index_dir} (${formatBytes(s.index_bytes)})`);
+    row("Notes", `${s.notes} notes, ${s.chunks} chunks`);
+    row("Vectors", `${s.chunks_with_vectors} with, ${s.chunks_without_vectors} without`);
+    row("Model", s.model.available ? `${s.model.name ?? "?"} (${s.model.dim ?? "?"} dimensions)` : `Unavailable: ${s.model.error ?? "unknown"}`);
+    row("Backend", `${s.backend}; ${s.vector_store}; ${s.vector_search}`);
+    row("Last indexed", s.last_indexed_at ? new Date(s.last_indexed_at * 1000).toLocaleString() : "Never");
+    row("MCP", s.mcp.enabled ? `On, port ${s.mcp.port ?? "?"}` : "Off");
+    if (s.progress) row("Progress", `${s.progress.phase} ${s.progress.done}/${s.progress.total}`);
+    if (s.skipped.length) {
+      container.createDiv({ cls: "vs-status-subhead", text: `Skipped files (${s.skipped.length})` });
+      const ul = container.createEl("ul", { cls: "vs-status-skipped" });
+      for (const f of s.skipped.slice(0, 50)) ul.createEl("li", { text: `${f.path}: ${f.reason}` });
+      if (s.skipped.length > 50) ul.createEl("li", { text: `… and ${s.skipped.length - 50} more` });
+    }
+  }
+  if (d.stderr.length) {
+    container.createDiv({ cls: "vs-status-subhead", text: "Recent sidecar output" });
+    container.createEl("pre", { cls: "vs-status-stderr", text: d.stderr.slice(-50).join("\n") });
+  }
+}
+
+/** MCP client configuration as one text, for the clipboard. */
+export function mcpConfigText(cfg: McpConfigResponse): string {
+  return [
+    "# Vault Sidecar MCP configuration",
+    "",
+    "## Over HTTP (while Obsidian runs)",
+    `URL: ${cfg.http.url}`,
+    `Token: ${cfg.http.token_hint}`,
+    "",
+    "Claude Code:",
+    cfg.http.claude_code,
+    "",
+    "Cursor (mcp.json):",
+    JSON.stringify(cfg.http.cursor, null, 2),
+    "",
+    "Codex (config.toml):",
+    cfg.http.codex,
+    "",
+    "## Over stdio (no Obsidian needed)",
+    `Command: ${cfg.stdio.command.join(" ")}`,
+    "",
+    "Claude Code:",
+    cfg.stdio.claude_code,
+    "",
+    "Cursor (mcp.json):",
+    JSON.stringify(cfg.stdio.cursor, null, 2),
+    "",
+    "Codex (config.toml):",
+    cfg.stdio.codex,
+    "",
+  ].join("\n");
+}
