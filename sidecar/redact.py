@@ -1,0 +1,632 @@
+"""Credential redaction: the last stage before anything is stored, embedded or served.
+
+Pure (no I/O). Every rule yields candidate spans; overlapping candidates are resolved by
+priority, then length, so a specific kind (a GitHub token) beats a context rule
+(``Authorization: ...``) which beats the generic ``key = value`` heuristic, and nothing is
+redacted twice. Each chosen span becomes ``[REDACTED:kind]`` followed by the line breaks
+it contained, so line numbers reported by later stages stay valid.
+
+Existing markers and base64 ``data:`` URIs are protected spans: markers so that a second
+pass finds nothing (idempotence), data URIs because embedded images are opaque payloads,
+not credentials, and scanning them only invites false positives.
+
+Patterns avoid catastrophic backtracking: a lookbehind right after each token's leading
+literal rules out starts inside a longer run of the same charset, open-ended runs are
+possessive (``++``/``{n,m}+``) and every backtracking run is bounded, so each rule scans
+text in linear time.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from sidecar.notes import Finding, Redacted
+
+KINDS: tuple[str, ...] = (
+    "openai",
+    "anthropic",
+    "github",
+    "gitlab",
+    "aws_access_key",
+    "aws_secret_key",
+    "stripe",
+    "slack",
+    "slack_webhook",
+    "google_api_key",
+    "huggingface",
+    "npm",
+    "pypi",
+    "sendgrid",
+    "twilio",
+    "azure_storage_key",
+    "notion",
+    "linear",
+    "digitalocean",
+    "shopify",
+    "telegram_bot",
+    "private_key",
+    "jwt",
+    "url_password",
+    "authorization_header",
+    "generic_secret",
+)
+
+Span = tuple[int, int]
+Locate = Callable[[re.Match[str]], Span | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: str
+    priority: int
+    pattern: re.Pattern[str]
+    locate: Locate  # the span to replace, or None when the match is rejected
+    needles: tuple[str, ...] = ()  # lowercase; when set, the rule runs only if one occurs
+
+
+class _Candidate(NamedTuple):
+    start: int
+    end: int
+    priority: int
+    kind: str  # "" marks a protected span: it wins overlaps but is never rewritten
+
+
+# Priorities: a prefixed token format is stronger evidence than any context rule.
+_P_PROTECTED = 1000
+_P_PRIVATE_KEY = 100
+_P_TOKEN = 90
+_P_JWT = 85
+_P_AWS_SECRET = 80
+_P_URL_PASSWORD = 70
+_P_AUTH = 60
+_P_GENERIC = 10
+
+_MAX_PASSES = 4  # a pass can expose a fragment a longer loser covered; repeat to a fixed point
+
+# A token must not run on into more token characters.
+_R = r"(?![A-Za-z0-9_-])"
+
+_MARKER = re.compile(r"\[REDACTED:[a-z_]{1,40}\]")
+_DATA_URI = re.compile(r"data:[\w.+-]{1,60}/[\w.+-]{1,80}(?:;[\w=.-]{1,40})*;base64,[A-Za-z0-9+/]++=*")
+# Every character str.splitlines() treats as a boundary, so both "\n" counts and
+# splitlines() counts survive the rewrite.
+_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+# --- value heuristics -----------------------------------------------------------------
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(value)
+    if n == 0:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def _random_looking(value: str, min_entropy: float = 3.0) -> bool:
+    """Rejects documentation fillers such as ``ghp_xxxx...`` or ``sk-0000...``."""
+    classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+    return classes >= 2 and _entropy(value) >= min_entropy
+
+
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "pass", "pwd", "none", "null", "nil", "true", "false", "yes", "no", "undefined",
+        "required", "optional", "string", "empty", "default", "bearer", "basic", "sample",
+        "test", "todo", "tbd", "fixme", "hidden", "admin", "root", "user", "username",
+    }
+)  # fmt: skip
+# Template syntax, environment references and doc fillers: a value written this way is a
+# pointer to a secret or an instruction to supply one, not the secret itself. A value
+# that names itself ("my-client-secret", "expired_token", 'Password used to ...') is a
+# label or an example; a random token containing such a word is vanishingly unlikely.
+_PLACEHOLDER = re.compile(
+    r"""^(?:\$\(.*\)|\$[A-Za-z_]\w*|%\(\w*\)s|%s|<.*>|ENC\[.*|!vault.*)$
+    |\$?\{\{?[\w.!: -]*\}|change[_-]?me|example|placeholder|your[_-]?|xxx|\*\*\*|\.\.\.|•••|dummy
+    |redacted|replace[_-]?me|insert[_-]|password|passwd|secret|token|api[_-]?key|private[_-]?key""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _is_placeholder(value: str) -> bool:
+    return value.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER.search(value) is not None
+
+
+def _wordlike(value: str) -> bool:
+    """A short plain word ("required", "Hidden") in prose, not a credential."""
+    plain_case = value.islower() or value.isupper() or value.istitle()
+    return value.isalpha() and plain_case and len(value) < 16
+
+
+# Unquoted values that are code, not data: ``settings.TOKEN``, ``os.getenv(...)``,
+# ``db_password``, ``DB_PASSWORD``.
+_CODE_REF = re.compile(
+    r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+$"  # attribute access
+    r"|[()]"  # calls and parenthesised expressions
+    r"|^[A-Za-z_$][\w.$]*\["  # subscripts
+    r"|^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$"  # snake_case variable
+    r"|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"  # CONSTANT
+    r"|^_?(?:[A-Z][a-z]{2,}|[A-Z]{2,5}(?=[A-Z][a-z]|$)){2,}$"  # CamelCase type in an annotation
+)
+# Lowercase words joined by "_" or "-": identifiers and enum values, not tokens.
+_JOINED_WORDS = re.compile(r"^[a-z]+(?:[_-][a-z]+)+$")
+_PATH_OR_URL = re.compile(r"^(?:[/~.]|[A-Za-z]:\\|[A-Za-z][\w+.-]*://)")
+
+
+# --- locators -------------------------------------------------------------------------
+
+
+def _secret_span(m: re.Match[str]) -> Span:
+    return m.span("s") if "s" in m.re.groupindex else m.span()
+
+
+def _when(test: Callable[[str], bool]) -> Locate:
+    """Locate the secret group (or whole match) and keep it only if ``test`` accepts it."""
+
+    def locate(m: re.Match[str]) -> Span | None:
+        start, end = _secret_span(m)
+        return (start, end) if test(m.string[start:end]) else None
+
+    return locate
+
+
+def _token_ok(value: str) -> bool:
+    # "EXAMPLE" marks vendor documentation keys (AWS ships AKIA...EXAMPLE); a random
+    # token containing it is astronomically unlikely.
+    return _random_looking(value) and "EXAMPLE" not in value
+
+
+def _jwt_ok(value: str) -> bool:
+    """The header must decode to JSON naming an algorithm: RFC 7515 makes "alg" required."""
+    header = value.split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(header + "=" * (-len(header) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.startswith(b"{") and b'"alg"' in decoded
+
+
+def _aws_secret_ok(value: str) -> bool:
+    # 40 chars of base64 alphabet; requiring both letter cases rules out hex digests.
+    has_cases = any(c.islower() for c in value) and any(c.isupper() for c in value)
+    return has_cases and _entropy(value) >= 3.5 and not _is_placeholder(value)
+
+
+def _url_password_ok(value: str) -> bool:
+    # The URL shape is the evidence, so short human passwords count; only fillers don't.
+    return not _is_placeholder(value)
+
+
+def _header_value_ok(value: str) -> bool:
+    return len(value) >= 8 and _entropy(value) >= 2.5 and not _is_placeholder(value) and not _wordlike(value)
+
+
+def _curl_user(m: re.Match[str]) -> Span | None:
+    user, password = m.group("u"), m.group("s")
+    if user.isdigit() and password.isdigit():
+        return None  # "docker run -u 1000:1000" is uid:gid
+    return m.span("s") if not _is_placeholder(password) else None
+
+
+# --- generic key = value --------------------------------------------------------------
+
+_SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "pass"})
+_SECRET_WORDS = frozenset({"secret", "token", "apikey", "credential", "credentials"})
+_KEY_QUALIFIERS = frozenset(
+    {"api", "access", "secret", "private", "auth", "signing", "encryption", "master", "client",
+     "app", "service", "account", "license", "webhook"}
+)  # fmt: skip
+# For names written without separators ("DBPASSWORD", "apikey", "csrftoken").
+_JOINED_SUFFIXES = (
+    "password", "passwd", "passphrase", "secret", "token", "apikey", "secretkey", "accesskey",
+    "privatekey", "authkey", "secretkeybase",
+)  # fmt: skip
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _secret_key_class(name: str) -> str | None:
+    """Classify a key name: "password", "secret", or None when it names no credential.
+
+    English compounds are head-final, so the last word decides: ``password_hash`` and
+    ``token_endpoint`` are not secrets, ``client_secret`` and ``api_key`` are.
+    """
+    segments = [s.lower() for s in _SEGMENT.findall(name)]
+    if not segments or "public" in segments:  # publicKeyToken, public_key: published by design
+        return None
+    last, joined = segments[-1], "".join(segments)
+    if last in _PASSWORD_WORDS or joined.endswith(("password", "passwd", "passphrase")):
+        return "password"
+    if last in _SECRET_WORDS or joined.endswith(_JOINED_SUFFIXES):
+        return "secret"
+    if last == "key" and len(segments) > 1 and segments[-2] in _KEY_QUALIFIERS:
+        return "secret"
+    return None
+
+
+def _name_start(text: str, end: int, limit: int) -> int:
+    start = end
+    while start > max(0, end - limit) and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    return start
+
+
+def _name_before(text: str, end: int) -> str:
+    """The name ending at ``end`` (the rules anchor on the keyword, which may sit inside
+    it), plus one plain word before it so that prose like "API key:" is understood."""
+    start = _name_start(text, end, 64)
+    if start >= 2 and text[start - 1] == " " and text[start - 2].isalpha():
+        word = _name_start(text, start - 1, 20)
+        if text[word : start - 1].isalpha() and (word == 0 or text[word - 1] not in _NAME_CHARS):
+            start = word
+    return text[start:end]
+
+
+_OPENERS = {")": "(", "]": "[", "}": "{"}
+
+
+def _strip_value(start: int, end: int, text: str) -> Span:
+    """Quotes are syntax, not secret; trailing sentence punctuation and unbalanced closing
+    brackets ("(password: x)") are prose."""
+    if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
+        return start + 1, end - 1
+    while end > start:
+        last = text[end - 1]
+        opener = _OPENERS.get(last)
+        unbalanced = opener is not None and text.count(opener, start, end) < text.count(last, start, end)
+        if last not in ".:!?" and not unbalanced:
+            break
+        end -= 1
+    return start, end
+
+
+def _generic_value_ok(value: str, quoted: bool, key_class: str) -> bool:
+    if _is_placeholder(value) or value.isdigit() or _wordlike(value) or _PATH_OR_URL.match(value):
+        return False
+    if not quoted and _CODE_REF.search(value):
+        return False
+    # Tokens never contain spaces; a quoted passphrase may.
+    if " " in value and not (quoted and key_class == "password"):
+        return False
+    if key_class == "secret" and _JOINED_WORDS.match(value):
+        return False  # passwords may be diceware ("correct-horse-battery"), tokens are not
+    min_len, min_entropy = (8, 2.5) if key_class == "password" else (12, 3.0)
+    return len(value) >= min_len and _entropy(value) >= min_entropy
+
+
+def _generic(m: re.Match[str]) -> Span | None:
+    raw_start, raw_end = m.span("s")
+    start, end = _strip_value(raw_start, raw_end, m.string)
+    # Cheap exits first: values too short for any key class, and markers seen again by
+    # the re-check pass (those are protected anyway).
+    if end - start < 8 or m.string.startswith("[REDACTED:", start):
+        return None
+    key_class = _secret_key_class(_name_before(m.string, m.start()) + m.group("k"))
+    if key_class is None:
+        return None
+    quoted = start != raw_start
+    return (start, end) if _generic_value_ok(m.string[start:end], quoted, key_class) else None
+
+
+def _aws_named(m: re.Match[str]) -> Span | None:
+    """A 40-char value is an AWS secret only if its name says AWS or "secret access key"."""
+    name = (_name_before(m.string, m.start()) + m.string[m.start() : m.end("k")]).lower()
+    if "aws" not in name and "access" not in name:
+        return None
+    return m.span("s") if _aws_secret_ok(m.group("s")) else None
+
+
+_ID_GLUE = _NAME_CHARS | {":"}
+
+
+def _telegram(m: re.Match[str]) -> Span | None:
+    """The rule anchors on ":" + 35 chars; the bot id is the 8-10 digits before it."""
+    text, colon = m.string, m.start()
+    start = colon
+    while start > max(0, colon - 11) and text[start - 1] in "0123456789":
+        start -= 1
+    if not 8 <= colon - start <= 10 or text[start] == "0":
+        return None
+    glued = start > 0 and text[start - 1] in _ID_GLUE
+    if glued and not text.endswith("bot", 0, start):  # ".../bot<token>/getMe" is the API URL form
+        return None
+    return (start, m.end()) if _random_looking(text[colon + 1 : m.end()], 3.5) else None
+
+
+# --- rules ----------------------------------------------------------------------------
+
+# Rules start with a literal so the regex engine can skip ahead with a fast substring
+# search; the left boundary is then checked by a lookbehind placed after that literal.
+# Case-insensitive rules cannot start with a literal, so they carry "needles" and only
+# run when one occurs in the lowercased text.
+
+
+def _after(lead: str, left: str = "A-Za-z0-9_-") -> str:
+    """``lead`` not glued to a longer run of [left] characters (keeps "task-sk-1" out)."""
+    return re.escape(lead) + rf"(?<![{left}].{{{len(lead)}}})"
+
+
+def _token(kind: str, lead: str, body: str, right: str = _R) -> _Rule:
+    return _Rule(kind, _P_TOKEN, re.compile(_after(lead) + body + right), _when(_token_ok))
+
+
+def _variants(*words: str) -> str:
+    return "|".join(v for w in words for v in (w, w.title(), w.upper()))
+
+
+_SEP = r"[\"'`]?[ \t]{0,8}(?:::?|:=|=>|=(?!=))[ \t]{0,8}[\"'`]?"
+_AWS_SK_VALUE = r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+_AWS_KEY_ID = _after("A", "A-Za-z0-9") + r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}"
+
+_RULES: tuple[_Rule, ...] = (
+    # OpenAI: "sk-" + 32+ alphanumerics (legacy), or "sk-proj-" / "sk-svcacct-" /
+    # "sk-admin-" + a long base64url tail.
+    _token("openai", "sk-", r"(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}+|[A-Za-z0-9]{32,}+)"),
+    # Anthropic: "sk-ant-" + kind and two-digit version ("api03", "admin01") + base64url.
+    _token("anthropic", "sk-ant-", r"(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{32,}+"),
+    # GitHub: "ghp_/gho_/ghu_/ghs_/ghr_" + 36 alphanumerics; fine-grained "github_pat_" + 82.
+    _token("github", "gh", r"[pousr]_[A-Za-z0-9]{36,251}+"),
+    _token("github", "github_pat_", r"[A-Za-z0-9_]{60,255}+"),
+    # GitLab: "glpat-" (personal), "gldt-" (deploy), "glrt-" (runner), "glptt-" (trigger)
+    # + 20+ base64url; newer PATs carry ".01." style dotted suffixes.
+    _token("gitlab", "gl", r"(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}+(?:\.[A-Za-z0-9_-]++)*+"),
+    # AWS access key id: 4-letter type prefix + 16 uppercase alphanumerics (20 total).
+    _Rule("aws_access_key", _P_TOKEN, re.compile(_AWS_KEY_ID + r"(?![A-Za-z0-9])"), _when(_token_ok)),
+    # AWS secret access key: 40 chars of [A-Za-z0-9/+], indistinguishable from other
+    # base64 on its own, so only after an aws-secret-ish name ...
+    _Rule(
+        "aws_secret_key",
+        _P_AWS_SECRET,
+        re.compile(rf"(?:{_variants('secret')})(?P<k>[\w.-]{{0,20}}?(?:{_variants('key')})){_SEP}{_AWS_SK_VALUE}"),
+        _aws_named,
+    ),
+    # ... or right after its access key id on the same line (credentials.csv layout).
+    _Rule(
+        "aws_secret_key",
+        _P_AWS_SECRET,
+        re.compile(_AWS_KEY_ID + r"[\"']?[ \t]*[,;:|\t][ \t]*[\"']?" + _AWS_SK_VALUE),
+        _when(_aws_secret_ok),
+    ),
+    # Stripe: secret "sk_" and restricted "rk_" keys, live or test, + 24+ alphanumerics;
+    # webhook signing secrets "whsec_". Publishable "pk_" keys are public by design.
+    _token("stripe", "sk_", r"(?:live|test)_[A-Za-z0-9]{20,247}+"),
+    _token("stripe", "rk_", r"(?:live|test)_[A-Za-z0-9]{20,247}+"),
+    _token("stripe", "whsec_", r"[A-Za-z0-9+/]{24,}+=*"),
+    # Slack: "xox" + type letter (bot, user, app, refresh, ...) + dash-separated parts;
+    # app-level tokens "xapp-".
+    _token("slack", "xox", r"[abposre](?:\.xox[bp])?-[A-Za-z0-9-]{10,}+"),
+    _token("slack", "xapp-", r"[A-Za-z0-9-]{10,}+"),
+    # Slack incoming webhook: the path after the host is the credential (team T..., then
+    # the bot/app id and a 24-char secret); the host stays readable.
+    _Rule(
+        "slack_webhook",
+        _P_TOKEN,
+        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>T[A-Z0-9]{6,20}+/[A-Za-z0-9/]{20,300}+)"),
+        _when(_token_ok),
+    ),
+    # Google API key: "AIza" + 35 base64url characters (39 total).
+    _token("google_api_key", "AIza", r"[A-Za-z0-9_-]{35}"),
+    # Hugging Face user access token: "hf_" + 34+ mixed-case letters.
+    _token("huggingface", "hf_", r"[A-Za-z0-9]{34,}+"),
+    # npm access token: "npm_" + 36 alphanumerics.
+    _token("npm", "npm_", r"[A-Za-z0-9]{36}"),
+    # PyPI API token: "pypi-" + base64 macaroon whose first bytes encode "pypi.org"
+    # ("AgEIcHlwaS5vcmc") or "test.pypi.org" ("AgENdGVzdC5weXBpLm9yZw").
+    _token("pypi", "pypi-", r"(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,}+"),
+    # SendGrid: "SG." + 22 base64url + "." + 43 base64url.
+    _token("sendgrid", "SG.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    # Twilio API key SID: "SK" + 32 lowercase hex. The account SID ("AC" + 32 hex) is an
+    # identifier, not a credential, so it is never redacted; its auth token (32 hex) is,
+    # when it sits next to the SID ...
+    _token("twilio", "SK", r"[0-9a-f]{32}"),
+    _Rule(
+        "twilio",
+        _P_TOKEN,
+        re.compile(
+            _after("AC", "A-Za-z0-9")
+            + r"[0-9a-f]{32}[\"']?[ \t]*[:,;|\t][ \t]*[\"']?(?P<s>[0-9a-f]{32})(?![A-Za-z0-9])"
+        ),
+        _when(_token_ok),
+    ),
+    # ... or is named as a Twilio auth token.
+    _Rule(
+        "twilio",
+        _P_TOKEN,
+        re.compile(r"(?i)twilio[\w.-]{0,20}?auth[_.-]?token" + _SEP + r"(?P<s>[0-9a-f]{32})(?![A-Za-z0-9])"),
+        _when(_token_ok),
+        ("twilio",),
+    ),
+    # Azure storage: "AccountKey=" + 88 chars of base64 (64 bytes) in a connection string;
+    # the key name and the rest of the connection string stay readable.
+    _Rule(
+        "azure_storage_key",
+        _P_TOKEN,
+        re.compile(_after("AccountKey", "A-Za-z0-9") + r"[ \t]*=[ \t]*(?P<s>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])"),
+        _when(_token_ok),
+    ),
+    # Notion: legacy "secret_" + 43 alphanumerics; current "ntn_" + ~46 alphanumerics.
+    _token("notion", "secret_", r"[A-Za-z0-9]{43}"),
+    _token("notion", "ntn_", r"[A-Za-z0-9]{40,60}+"),
+    # Linear personal API key: "lin_api_" + 40 alphanumerics.
+    _token("linear", "lin_api_", r"[A-Za-z0-9]{40}"),
+    # DigitalOcean: "dop_v1_" (personal), "doo_v1_" (OAuth), "dor_v1_" (refresh) + 64 hex.
+    _token("digitalocean", "do", r"[opr]_v1_[a-f0-9]{64}"),
+    # Shopify: "shpat_" (admin), "shpca_" (custom app), "shppa_" (private app),
+    # "shpss_" (shared secret) + 32 hex.
+    _token("shopify", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    # Telegram bot token: numeric bot id (8-10 digits) ":" 35 base64url. Anchored on the
+    # colon so the engine can skip ahead; _telegram reads the id backwards.
+    _Rule("telegram_bot", _P_TOKEN, re.compile(r":(?<=[0-9]:)[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), _telegram),
+    # PEM private keys (PKCS#1 "RSA", SEC1 "EC", PKCS#8 plain or "ENCRYPTED", "OPENSSH",
+    # "PGP ... BLOCK"): BEGIN line through END line. With no END, to the end of the text,
+    # since everything after a truncated paste may be key material - but only when key
+    # material (a base64 run, or an armor header such as "Proc-Type:") follows, so that a
+    # note merely quoting the BEGIN line is not wiped. The search for END stops at the
+    # next BEGIN, which keeps many unterminated BEGINs linear.
+    _Rule(
+        "private_key",
+        _P_PRIVATE_KEY,
+        re.compile(
+            r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:(?:(?!-----BEGIN).)*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?=[ \t]*(?:\r?\n|\\n)[ \t]*(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]{2,30}: )).*)",
+            re.DOTALL,
+        ),
+        _secret_span,
+    ),
+    # JWT (JWS compact form): three base64url parts; the header is a JSON object, so it
+    # starts "eyJ" ('{"'). The signature may be empty (alg "none").
+    _Rule(
+        "jwt",
+        _P_JWT,
+        re.compile(_after("eyJ") + r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{4,}+\.[A-Za-z0-9_-]*+"),
+        _when(_jwt_ok),
+    ),
+    # Password in a URL's userinfo (RFC 3986 "scheme://user:password@host"): only the
+    # password goes, so the URL stays readable. Backtracking to the last "@" copes with
+    # an unencoded "@" in the password; the 1024 bound keeps it linear.
+    _Rule(
+        "url_password",
+        _P_URL_PASSWORD,
+        re.compile(r"://(?P<u>[^\s:/?#@\[\]\"'<>]{0,256}+):(?P<s>[^\s/?#\"'<>]{1,1024})@"),
+        _when(_url_password_ok),
+    ),
+    # HTTP "Authorization: <scheme> <credentials>" (also Proxy-Authorization, and the
+    # same line inside curl -H '...'); the scheme stays readable. Digest is left out:
+    # its response is bound to a server nonce and its parameters are not a token.
+    _Rule(
+        "authorization_header",
+        _P_AUTH,
+        re.compile(
+            r"(?i)authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+            r"(?:(?:bearer|basic|token|bot|apikey)[ \t]+)?(?P<s>[A-Za-z0-9._~+/-]{1,4096}+=*)"
+        ),
+        _when(_header_value_ok),
+        ("authorization",),
+    ),
+    # API-key headers: "X-Api-Key:", "Api-Key:" (Azure OpenAI), GitLab "Private-Token:", ...
+    _Rule(
+        "authorization_header",
+        _P_AUTH,
+        re.compile(
+            r"(?i)(?<![\w-])(?:x-api-key|x-api-token|x-auth-token|x-access-token|api-key|private-token"
+            r"|ocp-apim-subscription-key)[\"']?[ \t]*:[ \t]*[\"']?(?P<s>[A-Za-z0-9._~+/=-]{1,4096}+)"
+        ),
+        _when(_header_value_ok),
+        ("api-key", "api-token", "auth-token", "access-token", "private-token", "subscription-key"),
+    ),
+    # curl "-u user:password" / "--user user:password": the password part only.
+    _Rule(
+        "authorization_header",
+        _P_AUTH,
+        re.compile(_after("-", r"\w-") + r"(?:u|-user)[ \t]+[\"']?(?P<u>[^\s:\"'$]{1,256}+):(?P<s>[^\s\"']{1,1024}+)"),
+        _curl_user,
+    ),
+    # Generic "name = value" in code, YAML, .env, JSON, Dataview "name:: value", and
+    # prose "API key: value": the name must say credential (see _secret_key_class) and
+    # the value must look like one (length, Shannon entropy, no placeholder). Anchored
+    # on the keyword (in its three usual casings) rather than the name's start, for speed.
+    _Rule(
+        "generic_secret",
+        _P_GENERIC,
+        re.compile(
+            rf"(?P<k>(?:{_variants('pass', 'pwd', 'secret', 'token', 'credential', 'key')})[\w.-]{{0,40}}+)"
+            r"[\"'`*]{0,2}[ \t]{0,8}(?:::?|:=|=>|=(?!=))[ \t*]{0,8}"
+            # "&" ends a value only where a query parameter follows ("?token=...&page=2").
+            r"(?P<s>\"[^\"\r\n]{1,512}+\"|'[^'\r\n]{1,512}+'|(?:[^\s\"'`,;&<>]|&(?![\w.-]{1,64}=)){1,512}+)"
+        ),
+        _generic,
+    ),
+)
+
+
+# --- resolution and rewriting ---------------------------------------------------------
+
+
+def _candidates(text: str) -> Iterator[_Candidate]:
+    for protected in (_MARKER, _DATA_URI):
+        for m in protected.finditer(text):
+            yield _Candidate(m.start(), m.end(), _P_PROTECTED, "")
+    lowered = text.lower()
+    for rule in _RULES:
+        if rule.needles and not any(n in lowered for n in rule.needles):
+            continue
+        for m in rule.pattern.finditer(text):
+            span = rule.locate(m)
+            if span is not None and span[0] < span[1]:
+                yield _Candidate(span[0], span[1], rule.priority, rule.kind)
+
+
+def _pick(cluster: list[_Candidate]) -> list[_Candidate]:
+    """Greedy by priority, then length: the best candidate of an overlap wins outright."""
+    if len(cluster) == 1:
+        return cluster
+    chosen: list[_Candidate] = []
+    for c in sorted(cluster, key=lambda c: (-c.priority, c.start - c.end, c.start)):
+        if all(c.end <= o.start or c.start >= o.end for o in chosen):
+            chosen.append(c)
+    return chosen
+
+
+def _resolve(candidates: Iterable[_Candidate]) -> list[_Candidate]:
+    """Split candidates into clusters of transitively overlapping spans and pick per
+    cluster; clusters are tiny in practice, so this stays near-linear on huge files."""
+    chosen: list[_Candidate] = []
+    cluster: list[_Candidate] = []
+    cluster_end = -1
+    for c in sorted(candidates, key=lambda c: (c.start, -c.end)):
+        if cluster and c.start >= cluster_end:
+            chosen.extend(_pick(cluster))
+            cluster = []
+        cluster_end = max(cluster_end, c.end) if cluster else c.end
+        cluster.append(c)
+    chosen.extend(_pick(cluster))
+    return sorted(chosen, key=lambda c: c.start)
+
+
+def _marker(kind: str, replaced: str) -> str:
+    return f"[REDACTED:{kind}]" + "".join(_BREAKS.findall(replaced))
+
+
+def _redact_once(text: str) -> tuple[str, list[Finding]]:
+    parts: list[str] = []
+    findings: list[Finding] = []
+    pos = 0
+    line = 1
+    for c in _resolve(_candidates(text)):
+        if not c.kind:
+            continue
+        line += text.count("\n", pos, c.start)
+        parts += (text[pos : c.start], _marker(c.kind, text[c.start : c.end]))
+        findings.append(Finding(c.kind, line))
+        line += text.count("\n", c.start, c.end)
+        pos = c.end
+    if not findings:
+        return text, findings
+    parts.append(text[pos:])
+    return "".join(parts), findings
+
+
+def redact(text: str) -> Redacted:
+    """Replace every credential in ``text`` with ``[REDACTED:kind]``.
+
+    Line structure is preserved exactly; findings carry the kind and the 1-based line where
+    each secret started, never the value. The result is a fixed point: redacting it again
+    changes nothing and finds nothing.
+    """
+    findings: list[Finding] = []
+    for _ in range(_MAX_PASSES):
+        text, found = _redact_once(text)
+        if not found:
+            break
+        findings += found
+    # Stable sort: same-line findings keep their left-to-right order from the first pass.
+    return Redacted(text=text, findings=tuple(sorted(findings, key=lambda f: f.line)))
