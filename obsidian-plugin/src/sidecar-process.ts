@@ -249,18 +249,21 @@ export function parseHandshake(line: string): Handshake {
       hint: "Is this really the Vault Sidecar? `sidecar serve` prints one JSON line first.",
     });
   }
-  const h = data as Partial<Handshake> | null;
-  const okPort = (p: unknown): boolean => typeof p === "number" && Number.isInteger(p) && p > 0 && p < 65536;
-  if (!h || typeof h !== "object" || !okPort(h.rpc_port) || typeof h.protocol_version !== "string"
-    || !(h.mcp_port === null || h.mcp_port === undefined || okPort(h.mcp_port))) {
+  const h = (data && typeof data === "object" ? data : {}) as Record<string, unknown>;
+  const port = (p: unknown): number | null =>
+    typeof p === "number" && Number.isInteger(p) && p > 0 && p < 65536 ? p : null;
+  const rpcPort = port(h.rpc_port);
+  const mcpPort = h.mcp_port === null || h.mcp_port === undefined ? null : port(h.mcp_port);
+  const protocol = h.protocol_version;
+  if (rpcPort === null || typeof protocol !== "string" || (h.mcp_port != null && mcpPort === null)) {
     throw new SidecarStartError("bad_handshake", `The sidecar's handshake is incomplete: ${line.slice(0, 200)}`);
   }
   return {
-    rpc_port: h.rpc_port as number,
-    mcp_port: (h.mcp_port as number | null | undefined) ?? null,
+    rpc_port: rpcPort,
+    mcp_port: mcpPort,
     pid: typeof h.pid === "number" ? h.pid : 0,
     version: typeof h.version === "string" ? h.version : "unknown",
-    protocol_version: h.protocol_version as string,
+    protocol_version: protocol,
   };
 }
 
@@ -557,7 +560,7 @@ export class SidecarProcess {
           } catch (err) {
             reject(err instanceof SidecarStartError
               ? new SidecarStartError(err.kind, err.message, { hint: err.hint, stderrTail: [...stderr.lines], command: argv })
-              : err);
+              : new SidecarStartError("bad_handshake", String(err), { command: argv }));
           }
         });
       });

@@ -240,3 +240,52 @@ export function installDomHelpers(win: HelperWindow): void {
     },
   });
 }
+
+// ---- minimal classes, so that modules defining views and modals can be imported -----------------
+
+export class Component {
+  load(): void {}
+  onload(): void {}
+  unload(): void {}
+  onunload(): void {}
+}
+
+export class Modal extends Component {
+  app: unknown;
+  modalEl: HTMLElement;
+  titleEl: HTMLElement;
+  contentEl: HTMLElement;
+  constructor(app: unknown) {
+    super();
+    this.app = app;
+    if (typeof document === "undefined") throw new Error("Modal needs a DOM test environment (happy-dom)");
+    const doc = document;
+    this.modalEl = doc.createElement("div");
+    this.titleEl = this.modalEl.appendChild(doc.createElement("div"));
+    this.contentEl = this.modalEl.appendChild(doc.createElement("div"));
+  }
+  open(): void {
+    this.onOpen();
+  }
+  close(): void {
+    this.onClose();
+  }
+  onOpen(): void {}
+  onClose(): void {}
+}
+
+export class Setting {
+  constructor(readonly containerEl: HTMLElement) {}
+  setName(): this {
+    return this;
+  }
+  setDesc(): this {
+    return this;
+  }
+  setHeading(): this {
+    return this;
+  }
+  addButton(): this {
+    return this;
+  }
+}

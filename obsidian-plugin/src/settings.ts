@@ -1,0 +1,219 @@
+// Settings, declared once (SETTING_SPECS) and shown both through Obsidian 1.13's declarative settings
+// (getSettingDefinitions, searchable) and through display() for older versions.
+
+import { PluginSettingTab, Setting, type App, type Plugin, type SettingDefinitionItem, type SettingGroupItem } from "obsidian";
+
+import type { SearchMode } from "./protocol.gen";
+
+export interface SidecarSettings {
+  /** Command that starts the sidecar; empty = auto-detect (`sidecar` on PATH, then `python3 -m sidecar`). */
+  sidecarCommand: string;
+  /** Extra gitignore-style exclusions, one per line, on top of .indexignore and Obsidian's excluded files. */
+  exclusions: string;
+  relatedDebounceMs: number;
+  relatedLimit: number;
+  relatedShowLinked: boolean;
+  searchMode: SearchMode;
+  searchLimit: number;
+  mcpEnabled: boolean;
+  mcpPort: number;
+}
+
+export const DEFAULT_SETTINGS: SidecarSettings = {
+  sidecarCommand: "",
+  exclusions: "",
+  relatedDebounceMs: 800,
+  relatedLimit: 10,
+  relatedShowLinked: true,
+  searchMode: "hybrid",
+  searchLimit: 20,
+  mcpEnabled: false,
+  mcpPort: 8765,
+};
+
+/** Settings whose change needs a sidecar restart. */
+export const RESTART_KEYS: ReadonlySet<keyof SidecarSettings> = new Set(["sidecarCommand", "exclusions", "mcpEnabled", "mcpPort"]);
+
+const MODES: Record<SearchMode, string> = { hybrid: "Hybrid (keywords + meaning)", lexical: "Keywords only", semantic: "Meaning only" };
+
+/** Coerce stored data (possibly from an older version) into valid settings. */
+export function normalizeSettings(data: unknown): SidecarSettings {
+  const raw = (data && typeof data === "object" ? data : {}) as Partial<Record<keyof SidecarSettings, unknown>>;
+  const str = (v: unknown, d: string): string => (typeof v === "string" ? v : d);
+  const bool = (v: unknown, d: boolean): boolean => (typeof v === "boolean" ? v : d);
+  const int = (v: unknown, d: number, min: number, max: number): number =>
+    typeof v === "number" && Number.isFinite(v) ? Math.min(max, Math.max(min, Math.round(v))) : d;
+  const d = DEFAULT_SETTINGS;
+  return {
+    sidecarCommand: str(raw.sidecarCommand, d.sidecarCommand).trim(),
+    exclusions: str(raw.exclusions, d.exclusions),
+    relatedDebounceMs: int(raw.relatedDebounceMs, d.relatedDebounceMs, 100, 10_000),
+    relatedLimit: int(raw.relatedLimit, d.relatedLimit, 1, 100),
+    relatedShowLinked: bool(raw.relatedShowLinked, d.relatedShowLinked),
+    searchMode: typeof raw.searchMode === "string" && raw.searchMode in MODES ? (raw.searchMode as SearchMode) : d.searchMode,
+    searchLimit: int(raw.searchLimit, d.searchLimit, 1, 100),
+    mcpEnabled: bool(raw.mcpEnabled, d.mcpEnabled),
+    mcpPort: int(raw.mcpPort, d.mcpPort, 1024, 65535),
+  };
+}
+
+export function exclusionList(settings: SidecarSettings): string[] {
+  return settings.exclusions.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+}
+
+/** What the settings tab needs from the plugin. */
+export interface SettingsHost extends Plugin {
+  settings: SidecarSettings;
+  updateSetting<K extends keyof SidecarSettings>(key: K, value: SidecarSettings[K]): Promise<void>;
+  copyMcpConfig(): Promise<void>;
+  restartSidecar(): Promise<void>;
+}
+
+type Spec =
+  | { kind: "text" | "textarea"; key: "sidecarCommand" | "exclusions"; name: string; desc: string; placeholder: string }
+  | { kind: "number"; key: "relatedDebounceMs" | "relatedLimit" | "searchLimit" | "mcpPort"; name: string; desc: string; min: number; max: number }
+  | { kind: "toggle"; key: "relatedShowLinked" | "mcpEnabled"; name: string; desc: string }
+  | { kind: "dropdown"; key: "searchMode"; name: string; desc: string; options: Record<string, string> }
+  | { kind: "action"; name: string; desc: string; button: string; run: (host: SettingsHost) => Promise<void> };
+
+interface Group {
+  heading: string;
+  items: Spec[];
+}
+
+export const SETTING_SPECS: Group[] = [
+  {
+    heading: "Sidecar",
+    items: [
+      { kind: "text", key: "sidecarCommand", name: "Sidecar command",
+        desc: "Leave empty to use `sidecar` from your PATH, or else `python3 -m sidecar`. An absolute path is safest.",
+        placeholder: "/usr/local/bin/sidecar" },
+      { kind: "textarea", key: "exclusions", name: "Extra exclusions",
+        desc: "Gitignore-style patterns, one per line, that are never indexed (on top of .indexignore and Obsidian's excluded files).",
+        placeholder: "Private/\n*.excalidraw.md" },
+      { kind: "action", name: "Restart the sidecar", desc: "Stop it and start it again with the current settings.",
+        button: "Restart", run: (host) => host.restartSidecar() },
+    ],
+  },
+  {
+    heading: "Related notes",
+    items: [
+      { kind: "number", key: "relatedDebounceMs", name: "Update delay (ms)",
+        desc: "How long to wait after you stop typing before the related pane updates.", min: 100, max: 10_000 },
+      { kind: "number", key: "relatedLimit", name: "Number of related notes", desc: "At most this many rows.", min: 1, max: 100 },
+      { kind: "toggle", key: "relatedShowLinked", name: "Show already-linked notes",
+        desc: "Keep notes the current note already links to (they are marked)." },
+    ],
+  },
+  {
+    heading: "Search",
+    items: [
+      { kind: "dropdown", key: "searchMode", name: "Default mode", desc: "Mode the search window starts in.", options: MODES },
+      { kind: "number", key: "searchLimit", name: "Number of results", desc: "At most this many results.", min: 1, max: 100 },
+    ],
+  },
+  {
+    heading: "Agents (MCP)",
+    items: [
+      { kind: "toggle", key: "mcpEnabled", name: "Serve MCP over HTTP",
+        desc: "Let local AI agents search this vault while Obsidian runs. Only this computer can connect, with a token." },
+      { kind: "number", key: "mcpPort", name: "MCP port", desc: "Local port of the MCP server.", min: 1024, max: 65535 },
+      { kind: "action", name: "Copy client configuration",
+        desc: "Copies ready-to-paste MCP settings for Claude Code, Cursor and Codex.",
+        button: "Copy", run: (host) => host.copyMcpConfig() },
+    ],
+  },
+];
+
+export class SidecarSettingTab extends PluginSettingTab {
+  private readonly host: SettingsHost;
+
+  constructor(app: App, host: SettingsHost) {
+    super(app, host);
+    this.host = host;
+  }
+
+  // Obsidian 1.13+: declarative, searchable settings.
+  override getSettingDefinitions(): SettingDefinitionItem[] {
+    return SETTING_SPECS.map((group) => ({
+      type: "group" as const,
+      heading: group.heading,
+      items: group.items.map((spec) => this.definition(spec)),
+    }));
+  }
+
+  private definition(spec: Spec): SettingGroupItem {
+    switch (spec.kind) {
+      case "text":
+      case "textarea":
+        return { name: spec.name, desc: spec.desc, control: { type: spec.kind, key: spec.key, placeholder: spec.placeholder } };
+      case "number":
+        return {
+          name: spec.name, desc: spec.desc,
+          control: { type: "number", key: spec.key, min: spec.min, max: spec.max, defaultValue: DEFAULT_SETTINGS[spec.key] },
+        };
+      case "toggle":
+        return { name: spec.name, desc: spec.desc, control: { type: "toggle", key: spec.key } };
+      case "dropdown":
+        return { name: spec.name, desc: spec.desc, control: { type: "dropdown", key: spec.key, options: spec.options } };
+      case "action":
+        return { name: spec.name, desc: spec.desc, action: () => void spec.run(this.host) };
+    }
+  }
+
+  override getControlValue(key: string): unknown {
+    return this.host.settings[key as keyof SidecarSettings];
+  }
+
+  override async setControlValue(key: string, value: unknown): Promise<void> {
+    const next = normalizeSettings({ ...this.host.settings, [key]: value });
+    const k = key as keyof SidecarSettings;
+    await this.host.updateSetting(k, next[k]);
+  }
+
+  // Before 1.13: the classic settings API, built from the same specs.
+  override display(): void {
+    const { containerEl } = this;
+    containerEl.empty();
+    for (const group of SETTING_SPECS) {
+      new Setting(containerEl).setName(group.heading).setHeading();
+      for (const spec of group.items) this.classic(containerEl, spec);
+    }
+  }
+
+  private classic(containerEl: HTMLElement, spec: Spec): void {
+    const setting = new Setting(containerEl).setName(spec.name).setDesc(spec.desc);
+    const s = this.host.settings;
+    switch (spec.kind) {
+      case "text":
+        setting.addText((t) => t.setPlaceholder(spec.placeholder).setValue(s[spec.key])
+          .onChange((v) => void this.host.updateSetting(spec.key, v.trim())));
+        break;
+      case "textarea":
+        setting.addTextArea((t) => t.setPlaceholder(spec.placeholder).setValue(s[spec.key])
+          .onChange((v) => void this.host.updateSetting(spec.key, v)));
+        break;
+      case "number":
+        setting.addText((t) => {
+          t.inputEl.type = "number";
+          t.setValue(String(s[spec.key])).onChange((v) => {
+            const n = Number(v);
+            if (v.trim() && Number.isFinite(n) && n >= spec.min && n <= spec.max) {
+              void this.host.updateSetting(spec.key, Math.round(n));
+            }
+          });
+        });
+        break;
+      case "toggle":
+        setting.addToggle((t) => t.setValue(s[spec.key]).onChange((v) => void this.host.updateSetting(spec.key, v)));
+        break;
+      case "dropdown":
+        setting.addDropdown((d) => d.addOptions(spec.options).setValue(s[spec.key])
+          .onChange((v) => void this.host.updateSetting(spec.key, v as SearchMode)));
+        break;
+      case "action":
+        setting.addButton((b) => b.setButtonText(spec.button).onClick(() => void spec.run(this.host)));
+        break;
+    }
+  }
+}

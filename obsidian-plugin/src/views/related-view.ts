@@ -1,0 +1,150 @@
+// Right-sidebar pane: notes related to the active note, following the editor. On edits (debounced) it
+// sends the UNSAVED buffer and the heading at the cursor, so suggestions follow what you are writing.
+
+import { ItemView, MarkdownView, debounce, type Debouncer, type HoverPopover, type WorkspaceLeaf } from "obsidian";
+
+import { RpcError } from "../client";
+import { RELATED_VIEW, type PluginContext } from "../context";
+import { headingAt } from "../headings";
+import { headingSubpath, linkTo, openNoteAt, paneFor } from "../open";
+import type { RelatedNote, RelatedParams, RelatedResponse } from "../protocol.gen";
+import { renderMessage, renderRelated } from "./render";
+
+export class RelatedView extends ItemView {
+  hoverPopover: HoverPopover | null = null;
+  private listEl!: HTMLElement;
+  private headerEl!: HTMLElement;
+  private seq = 0;
+  private sourcePath: string | null = null;
+  private last: RelatedResponse | null = null;
+  private onEdit: Debouncer<[], void>;
+  private debounceMs: number;
+
+  constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
+    super(leaf);
+    this.debounceMs = ctx.settings.relatedDebounceMs;
+    this.onEdit = debounce(() => void this.refresh(), this.debounceMs, true);
+  }
+
+  /** Debounced refresh; picks up a changed delay setting. */
+  private edited(): void {
+    const ms = this.ctx.settings.relatedDebounceMs;
+    if (ms !== this.debounceMs) {
+      this.onEdit.cancel();
+      this.debounceMs = ms;
+      this.onEdit = debounce(() => void this.refresh(), ms, true);
+    }
+    this.onEdit();
+  }
+
+  override getViewType(): string {
+    return RELATED_VIEW;
+  }
+
+  override getDisplayText(): string {
+    return "Related notes";
+  }
+
+  override getIcon(): string {
+    return "network";
+  }
+
+  override async onOpen(): Promise<void> {
+    this.contentEl.empty();
+    this.contentEl.addClass("vs-pane");
+    this.headerEl = this.contentEl.createDiv({ cls: "vs-pane-header" });
+    this.listEl = this.contentEl.createDiv({ cls: "vs-pane-body" });
+    const ws = this.app.workspace;
+    this.registerEvent(ws.on("active-leaf-change", () => void this.refresh()));
+    this.registerEvent(ws.on("file-open", () => void this.refresh()));
+    this.registerEvent(ws.on("editor-change", () => this.edited()));
+    this.registerEvent(this.ctx.sidecar.on("connected", () => void this.refresh()));
+    this.registerEvent(this.ctx.sidecar.on("index-changed", () => this.edited()));
+    await this.refresh();
+  }
+
+  override async onClose(): Promise<void> {
+    this.onEdit.cancel();
+    this.seq++;
+  }
+
+  /** Ask for notes related to the active Markdown note (its unsaved text and the heading at the cursor). */
+  async refresh(): Promise<void> {
+    const view = this.app.workspace.getActiveViewOfType(MarkdownView);
+    const file = view?.file ?? null;
+    if (!view || !file) {
+      // Keep showing the last note's results while another pane (this one, say) has focus.
+      if (!this.last) this.draw(null, "Open a note to see related notes.");
+      return;
+    }
+    const seq = ++this.seq;
+    const text = view.editor.getValue();
+    const params: RelatedParams = {
+      path: file.path,
+      text,
+      limit: this.ctx.settings.relatedLimit,
+    };
+    const heading = headingAt(text, view.editor.getCursor().line);
+    if (heading) params.cursor_heading = heading;
+    this.sourcePath = file.path;
+    this.headerEl.setText(file.basename);
+    try {
+      const client = await this.ctx.sidecar.client();
+      let response: RelatedResponse;
+      try {
+        response = await client.call("related", params);
+      } catch (err) {
+        // A note created since the last index run: use its text alone.
+        if (!(err instanceof RpcError && err.kind === "not_found")) throw err;
+        response = await client.call("related", { text, limit: params.limit, ...(heading ? { cursor_heading: heading } : {}) });
+      }
+      if (seq !== this.seq) return; // a newer request is under way
+      this.last = response;
+      this.draw(response);
+    } catch (err) {
+      if (seq !== this.seq) return;
+      this.last = null;
+      this.draw(null, describeError(err));
+    }
+  }
+
+  private draw(response: RelatedResponse | null, message?: string): void {
+    renderRelated(this.listEl, response, {
+      onOpen: (note, evt) => void openNoteAt(this.app, note.path, note.start_line, paneFor(evt)),
+      onHover: (note, evt, el) => this.hover(note, evt, el),
+      onDragStart: (note, evt) => this.drag(note, evt),
+    }, { showAlreadyLinked: this.ctx.settings.relatedShowLinked }, message);
+    if (message && response) renderMessage(this.listEl, message, "error");
+  }
+
+  private hover(note: RelatedNote, evt: MouseEvent, el: HTMLElement): void {
+    this.app.workspace.trigger("hover-link", {
+      event: evt, source: RELATED_VIEW, hoverParent: this, targetEl: el, linktext: note.path,
+      sourcePath: this.sourcePath ?? "",
+    });
+  }
+
+  private drag(note: RelatedNote, evt: DragEvent): void {
+    const link = linkTo(this.app, note.path, note.heading ? headingSubpath(note.heading) : undefined)
+      ?? `[[${note.path.replace(/\.md$/i, "")}]]`;
+    evt.dataTransfer?.setData("text/plain", link);
+    if (evt.dataTransfer) evt.dataTransfer.effectAllowed = "copy";
+  }
+}
+
+export function describeError(err: unknown): string {
+  if (err instanceof RpcError) {
+    switch (err.kind) {
+      case "index_not_ready":
+        return "The index is being built; results appear when it is ready.";
+      case "busy":
+        return "The sidecar is busy; try again in a moment.";
+      case "transport":
+      case "timeout":
+        return `The sidecar is not available: ${err.message}`;
+      default:
+        return err.message;
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
+}

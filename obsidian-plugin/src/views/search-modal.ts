@@ -1,0 +1,117 @@
+// Search as you type. Enter opens at the matching heading/line, Mod+Enter in a new tab, Alt+Enter
+// inserts a link; Tab switches mode. The query syntax (path:, tag:, "phrases", -exclude) is parsed by
+// query-syntax.ts.
+
+import { SuggestModal, type App } from "obsidian";
+
+import type { PluginContext } from "../context";
+import { headingSubpath, insertLink, openNoteAt, paneFor } from "../open";
+import type { SearchMode, SearchResponse, SearchResult } from "../protocol.gen";
+import { isSearchable, parseQuery } from "../query-syntax";
+import { describeError } from "./related-view";
+import { renderSearchResult } from "./render";
+
+export const MODES: SearchMode[] = ["hybrid", "lexical", "semantic"];
+export const SYNTAX_HELP = 'path:Folder  tag:#tag  [field:value]  "exact phrase"  -exclude  -path:Note.md';
+const TYPING_DELAY_MS = 120;
+
+export class SearchModal extends SuggestModal<SearchResult> {
+  private mode: SearchMode;
+  private seq = 0;
+  private modesEl: HTMLElement;
+  private infoEl: HTMLElement;
+
+  constructor(app: App, private readonly ctx: PluginContext, private readonly initialQuery = "") {
+    super(app);
+    this.mode = ctx.settings.searchMode;
+    this.limit = ctx.settings.searchLimit;
+    this.emptyStateText = "Type to search your vault.";
+    this.setPlaceholder("Search notes by words and meaning…");
+    this.setInstructions([
+      { command: "↵", purpose: "open" },
+      { command: "mod ↵", purpose: "open in new tab" },
+      { command: "alt ↵", purpose: "insert link" },
+      { command: "tab", purpose: "switch mode" },
+      { command: "esc", purpose: "close" },
+    ]);
+    this.modalEl.addClass("vs-search-modal");
+    this.modesEl = this.modalEl.createDiv({ cls: "vs-modes", prepend: true });
+    this.infoEl = this.modalEl.createDiv({ cls: "vs-search-info" });
+    this.modalEl.createDiv({ cls: "vs-search-help", text: SYNTAX_HELP });
+    this.drawModes();
+    this.scope.register(["Mod"], "Enter", (evt) => {
+      this.selectActiveSuggestion(evt);
+      return false;
+    });
+    this.scope.register(["Alt"], "Enter", (evt) => {
+      this.selectActiveSuggestion(evt);
+      return false;
+    });
+    this.scope.register([], "Tab", () => {
+      this.setMode(MODES[(MODES.indexOf(this.mode) + 1) % MODES.length] ?? "hybrid");
+      return false;
+    });
+  }
+
+  override onOpen(): void {
+    void super.onOpen();
+    if (this.initialQuery) {
+      this.inputEl.value = this.initialQuery;
+      this.inputEl.dispatchEvent(new Event("input"));
+    }
+  }
+
+  private drawModes(): void {
+    this.modesEl.empty();
+    for (const mode of MODES) {
+      const chip = this.modesEl.createEl("button", { cls: "vs-mode", text: mode, attr: { "aria-pressed": String(mode === this.mode) } });
+      if (mode === this.mode) chip.addClass("is-active");
+      chip.addEventListener("click", () => this.setMode(mode));
+    }
+  }
+
+  private setMode(mode: SearchMode): void {
+    this.mode = mode;
+    this.drawModes();
+    this.inputEl.dispatchEvent(new Event("input"));
+    this.inputEl.focus();
+  }
+
+  override async getSuggestions(input: string): Promise<SearchResult[]> {
+    const seq = ++this.seq;
+    const parsed = parseQuery(input);
+    this.infoEl.setText(parsed.warnings.join(" · "));
+    if (!isSearchable(parsed)) {
+      this.emptyStateText = input.trim() ? "Add some words: filters alone are not a search." : "Type to search your vault.";
+      return [];
+    }
+    await new Promise((resolve) => window.setTimeout(resolve, TYPING_DELAY_MS));
+    if (seq !== this.seq) return [];
+    try {
+      const client = await this.ctx.sidecar.client();
+      const response: SearchResponse = await client.call("search", {
+        query: parsed.query, filters: parsed.filters, mode: this.mode, limit: this.ctx.settings.searchLimit,
+      });
+      if (seq !== this.seq) return [];
+      const notes = [response.caveat, response.index_building ? "Index still building." : null, ...parsed.warnings];
+      this.infoEl.setText(notes.filter(Boolean).join(" · "));
+      this.emptyStateText = "No matching notes.";
+      return response.results;
+    } catch (err) {
+      if (seq === this.seq) this.emptyStateText = describeError(err);
+      return [];
+    }
+  }
+
+  override renderSuggestion(result: SearchResult, el: HTMLElement): void {
+    renderSearchResult(el, result);
+  }
+
+  override onChooseSuggestion(result: SearchResult, evt: MouseEvent | KeyboardEvent): void {
+    if (evt.altKey) {
+      insertLink(this.app, result.path, result.heading ? headingSubpath(result.heading) : undefined);
+      return;
+    }
+    void openNoteAt(this.app, result.path, result.start_line, paneFor(evt));
+  }
+}

@@ -1,0 +1,145 @@
+// Sidebar search pane: keeps its query, mode and results (also across restarts of Obsidian, through the
+// view state) and re-runs the search when the index changes.
+
+import { ItemView, debounce, type HoverPopover, type ViewStateResult, type WorkspaceLeaf } from "obsidian";
+
+import { SEARCH_VIEW, type PluginContext } from "../context";
+import { openNoteAt, paneFor } from "../open";
+import type { SearchMode, SearchResponse } from "../protocol.gen";
+import { isSearchable, parseQuery } from "../query-syntax";
+import { describeError } from "./related-view";
+import { renderMessage, renderSearchResults } from "./render";
+import { MODES, SYNTAX_HELP } from "./search-modal";
+
+interface SearchViewState {
+  query: string;
+  mode: SearchMode;
+}
+
+export class SearchView extends ItemView {
+  hoverPopover: HoverPopover | null = null;
+  private query = "";
+  private mode: SearchMode;
+  private response: SearchResponse | null = null;
+  private seq = 0;
+  private inputEl!: HTMLInputElement;
+  private modeEl!: HTMLSelectElement;
+  private resultsEl!: HTMLElement;
+  private rerun = debounce(() => void this.run(), 1500, true);
+  private typed = debounce(() => void this.run(), 250, true);
+
+  constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
+    super(leaf);
+    this.mode = ctx.settings.searchMode;
+  }
+
+  override getViewType(): string {
+    return SEARCH_VIEW;
+  }
+
+  override getDisplayText(): string {
+    return "Sidecar search";
+  }
+
+  override getIcon(): string {
+    return "search";
+  }
+
+  override getState(): Record<string, unknown> {
+    return { ...super.getState(), query: this.query, mode: this.mode } satisfies Record<string, unknown> & SearchViewState;
+  }
+
+  override async setState(state: unknown, result: ViewStateResult): Promise<void> {
+    const s = (state ?? {}) as Partial<SearchViewState>;
+    if (typeof s.query === "string") this.query = s.query;
+    if (s.mode && MODES.includes(s.mode)) this.mode = s.mode;
+    if (this.inputEl) {
+      this.inputEl.value = this.query;
+      this.modeEl.value = this.mode;
+      await this.run();
+    }
+    await super.setState(state, result);
+  }
+
+  /** Set the query from outside (the "search for selection" command) and run it. */
+  async search(query: string): Promise<void> {
+    this.query = query;
+    if (this.inputEl) this.inputEl.value = query;
+    await this.run();
+  }
+
+  override async onOpen(): Promise<void> {
+    const root = this.contentEl;
+    root.empty();
+    root.addClass("vs-pane", "vs-search-pane");
+    const bar = root.createDiv({ cls: "vs-search-bar" });
+    this.inputEl = bar.createEl("input", {
+      type: "search", cls: "vs-search-input", placeholder: "Search…", value: this.query,
+      attr: { spellcheck: "false", "aria-label": "Search query" },
+    });
+    this.modeEl = bar.createEl("select", { cls: "dropdown vs-mode-select", attr: { "aria-label": "Search mode" } });
+    for (const mode of MODES) this.modeEl.createEl("option", { text: mode, value: mode });
+    this.modeEl.value = this.mode;
+    root.createDiv({ cls: "vs-search-help", text: SYNTAX_HELP });
+    this.resultsEl = root.createDiv({ cls: "vs-pane-body" });
+    this.registerDomEvent(this.inputEl, "input", () => {
+      this.query = this.inputEl.value;
+      this.typed();
+    });
+    this.registerDomEvent(this.inputEl, "keydown", (evt) => {
+      if (evt.key === "Enter") {
+        this.typed.cancel();
+        void this.run();
+      }
+    });
+    this.registerDomEvent(this.modeEl, "change", () => {
+      this.mode = this.modeEl.value as SearchMode;
+      void this.run();
+    });
+    this.registerEvent(this.ctx.sidecar.on("index-changed", () => {
+      if (this.query) this.rerun();
+    }));
+    this.registerEvent(this.ctx.sidecar.on("connected", () => void this.run()));
+    await this.run();
+  }
+
+  override async onClose(): Promise<void> {
+    this.rerun.cancel();
+    this.typed.cancel();
+    this.seq++;
+  }
+
+  private async run(): Promise<void> {
+    if (!this.resultsEl) return;
+    const seq = ++this.seq;
+    const parsed = parseQuery(this.query);
+    if (!isSearchable(parsed)) {
+      this.response = null;
+      this.draw(this.query.trim() ? "Add some words: filters alone are not a search." : "Type to search.");
+      return;
+    }
+    try {
+      const client = await this.ctx.sidecar.client();
+      const response = await client.call("search", {
+        query: parsed.query, filters: parsed.filters, mode: this.mode, limit: this.ctx.settings.searchLimit,
+      });
+      if (seq !== this.seq) return;
+      this.response = response;
+      this.draw();
+      for (const warning of parsed.warnings) renderMessage(this.resultsEl, warning, "info");
+    } catch (err) {
+      if (seq !== this.seq) return;
+      this.draw();
+      renderMessage(this.resultsEl, describeError(err), "error");
+    }
+  }
+
+  private draw(emptyText?: string): void {
+    renderSearchResults(this.resultsEl, this.response, {
+      onOpen: (r, evt) => void openNoteAt(this.app, r.path, r.start_line, paneFor(evt)),
+      onHover: (r, evt, el) => this.app.workspace.trigger("hover-link", {
+        event: evt, source: SEARCH_VIEW, hoverParent: this, targetEl: el, linktext: r.path, sourcePath: "",
+      }),
+    }, emptyText);
+  }
+}

@@ -1,0 +1,252 @@
+// @vitest-environment happy-dom
+import { beforeEach, describe, expect, it, vi } from "vitest";
+
+import type { HealthResponse, RelatedNote, RelatedResponse, SearchResponse, SearchResult, StatusResponse } from "../src/protocol.gen";
+import { statusBarView } from "../src/status-bar";
+import type { SidecarSnapshot } from "../src/sidecar";
+import {
+  formatBytes,
+  healthReportMarkdown,
+  highlightSegments,
+  mcpConfigText,
+  renderHealth,
+  renderRelated,
+  renderSearchResult,
+  renderSearchResults,
+  renderStatusDetails,
+} from "../src/views/render";
+
+function result(over: Partial<SearchResult> = {}): SearchResult {
+  return {
+    path: "Projects/Alpha.md", title: "Alpha", heading: "Setup > Install", heading_path: ["Setup", "Install"],
+    snippet: "Install the sidecar with pipx", highlights: [[0, 7], [12, 19]], start_line: 10, end_line: 18,
+    band: "high", score: 0.03,
+    scores: { fused: 0.03, bm25_rank: 1, vector_similarity: 0.8, vector_rank: 2, graph_boost: null, recency_boost: null },
+    reason: "keyword + meaning", other_sections: [{ heading: "Usage", start_line: 20, end_line: 30 }], ...over,
+  };
+}
+
+function search(results: SearchResult[], over: Partial<SearchResponse> = {}): SearchResponse {
+  return { query: "install", mode: "hybrid", took_ms: 4.2, vectors_available: true, index_building: false,
+    band: "high", caveat: null, results, ...over };
+}
+
+function related(over: Partial<RelatedNote> = {}): RelatedNote {
+  return { path: "Ideas/Beta.md", title: "Beta", folder: "Ideas", score: 0.7, band: "medium", heading: "Setup",
+    excerpt: "See how we set it up", start_line: 3, already_linked: false,
+    reasons: [{ kind: "links_here", label: "links here" }, { kind: "shares_links", label: "shares 3 links", count: 3 }], ...over };
+}
+
+let root: HTMLElement;
+beforeEach(() => {
+  document.body.innerHTML = "";
+  root = document.body.createDiv();
+});
+
+describe("highlightSegments", () => {
+  it("splits by code points, merging and clamping ranges", () => {
+    expect(highlightSegments("abcdef", [[4, 9], [1, 2], [1, 3], [5, 5]])).toEqual([
+      { text: "a", hit: false }, { text: "bc", hit: true }, { text: "d", hit: false }, { text: "ef", hit: true },
+    ]);
+  });
+
+  it("counts astral characters (emoji) as one code point", () => {
+    expect(highlightSegments("😀 café 東京", [[2, 6], [7, 9]])).toEqual([
+      { text: "😀 ", hit: false }, { text: "café", hit: true }, { text: " ", hit: false }, { text: "東京", hit: true },
+    ]);
+  });
+
+  it("returns the whole snippet when nothing is highlighted", () => {
+    expect(highlightSegments("", [])).toEqual([{ text: "", hit: false }]);
+    expect(highlightSegments("x", [])).toEqual([{ text: "x", hit: false }]);
+  });
+});
+
+describe("search rendering", () => {
+  it("renders title, heading path, highlighted snippet and band", () => {
+    const row = renderSearchResult(root, result());
+    expect(row.querySelector(".vs-title")?.textContent).toBe("Alpha");
+    expect(row.querySelector(".vs-heading-path")?.textContent).toBe("Setup › Install");
+    expect([...row.querySelectorAll("mark.vs-hit")].map((m) => m.textContent)).toEqual(["Install", "sidecar"]);
+    expect(row.querySelector(".vs-snippet")?.textContent).toBe("Install the sidecar with pipx");
+    expect(row.querySelector(".vs-band")?.classList.contains("vs-band-high")).toBe(true);
+    expect(row.querySelector(".vs-more")?.textContent).toBe("+1 more section");
+    expect(row.querySelector(".vs-lines")?.textContent).toBe("lines 10–18");
+  });
+
+  it("falls back to the path without headings and marks truncation", () => {
+    const row = renderSearchResult(root, result({ heading: "", heading_path: [], truncated: true, other_sections: [] }));
+    expect(row.querySelector(".vs-heading-path")?.textContent).toBe("Projects/Alpha.md");
+    expect(row.querySelector(".vs-truncated")).not.toBeNull();
+    expect(row.querySelector(".vs-more")).toBeNull();
+  });
+
+  it("renders a list with click handlers, caveats and empty states", () => {
+    const onOpen = vi.fn();
+    renderSearchResults(root, search([result(), result({ path: "b.md", title: "B" })], { caveat: "Lexical only" }), { onOpen });
+    const rows = root.querySelectorAll<HTMLElement>(".vs-search-row");
+    expect(rows).toHaveLength(2);
+    expect(root.textContent).toContain("Lexical only");
+    rows[1]!.click();
+    expect(onOpen).toHaveBeenCalledWith(expect.objectContaining({ path: "b.md" }), expect.anything());
+    renderSearchResults(root, search([]));
+    expect(root.querySelectorAll(".vs-search-row")).toHaveLength(0);
+    expect(root.textContent).toContain("No matching notes.");
+    renderSearchResults(root, null, {}, "Type to search.");
+    expect(root.textContent).toBe("Type to search.");
+  });
+
+  it("escapes text instead of interpreting HTML", () => {
+    renderSearchResult(root, result({ title: "<img src=x onerror=alert(1)>", snippet: "<b>bold</b>", highlights: [] }));
+    expect(root.querySelector("img")).toBeNull();
+    expect(root.querySelector("b")).toBeNull();
+    expect(root.querySelector(".vs-title")?.textContent).toBe("<img src=x onerror=alert(1)>");
+  });
+});
+
+describe("related rendering", () => {
+  const response = (results: RelatedNote[]): RelatedResponse =>
+    ({ source_path: "a.md", took_ms: 2, vectors_available: true, index_building: false, results });
+
+  it("renders title, folder, reason badges, excerpt and band; rows are draggable", () => {
+    renderRelated(root, response([related()]));
+    const row = root.querySelector<HTMLElement>(".vs-related-row")!;
+    expect(row.getAttribute("draggable")).toBe("true");
+    expect(row.querySelector(".vs-title")?.textContent).toBe("Beta");
+    expect(row.querySelector(".vs-folder")?.textContent).toBe("Ideas");
+    expect([...row.querySelectorAll(".vs-badge")].map((b) => b.textContent)).toEqual(["links here", "shares 3 links"]);
+    expect(row.querySelector(".vs-excerpt")?.textContent).toBe("Setup: See how we set it up");
+    expect(row.querySelector(".vs-band-medium")).not.toBeNull();
+  });
+
+  it("marks or hides already-linked notes", () => {
+    const notes = [related({ path: "x.md", already_linked: true }), related({ path: "y.md" })];
+    renderRelated(root, response(notes), {}, { showAlreadyLinked: true });
+    const linked = root.querySelector(".vs-related-row.is-linked")!;
+    expect(linked.getAttribute("data-path")).toBe("x.md");
+    expect(linked.querySelector(".vs-badge-linked")?.textContent).toBe("Linked");
+    renderRelated(root, response(notes), {}, { showAlreadyLinked: false });
+    expect([...root.querySelectorAll(".vs-related-row")].map((r) => r.getAttribute("data-path"))).toEqual(["y.md"]);
+    renderRelated(root, response([notes[0]!]), {}, { showAlreadyLinked: false });
+    expect(root.textContent).toContain("already linked");
+  });
+
+  it("wires open, hover and drag handlers", () => {
+    const onOpen = vi.fn();
+    const onHover = vi.fn();
+    const onDragStart = vi.fn();
+    renderRelated(root, response([related()]), { onOpen, onHover, onDragStart });
+    const row = root.querySelector<HTMLElement>(".vs-related-row")!;
+    row.click();
+    row.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+    row.dispatchEvent(new Event("dragstart"));
+    expect(onOpen).toHaveBeenCalledOnce();
+    expect(onHover).toHaveBeenCalledWith(expect.objectContaining({ path: "Ideas/Beta.md" }), expect.anything(), row);
+    expect(onDragStart).toHaveBeenCalledOnce();
+  });
+
+  it("says when vectors are unavailable", () => {
+    renderRelated(root, { ...response([related()]), vectors_available: false });
+    expect(root.textContent).toContain("Links and tags only");
+  });
+});
+
+const HEALTH: HealthResponse = {
+  generated_at: 1_700_000_000, took_ms: 12,
+  summary: { notes: 10, orphans: 1, no_inbound: 2, dead_ends: 0, unresolved_links: 1, unresolved_targets: 1,
+    ambiguous_links: 0, broken_anchors: 0, near_duplicates: 1, secrets: 0, stale_drafts: 4 },
+  rules: ["orphans", "unresolved_links", "near_duplicates"],
+  sections: [
+    { id: "unresolved_links", title: "Unresolved links", severity: "warning", count: 3,
+      items: [{ path: "a.md", line: 4, message: "[[Nope]] does not resolve", fix: "Create the note or fix the link", severity: "warning" }] },
+    { id: "near_duplicates", title: "Near-duplicates", severity: "info", count: 1,
+      items: [{ path: "b.md", line: null, message: "Very similar to c.md", fix: null, severity: "info",
+        related: [{ path: "c.md", title: "C", score: 0.97 }] }] },
+    { id: "orphans", title: "Orphans", severity: "info", count: 0, items: [] },
+  ],
+};
+
+describe("health rendering", () => {
+  it("renders summary chips, sections with counts and clickable items", () => {
+    const onOpen = vi.fn();
+    const onOpenPath = vi.fn();
+    renderHealth(root, HEALTH, { onOpen, onOpenPath });
+    expect(root.querySelectorAll(".vs-chip")).toHaveLength(11);
+    expect(root.textContent).toContain("Stale drafts");
+    const sections = root.querySelectorAll<HTMLDetailsElement>("details.vs-health-section");
+    expect(sections).toHaveLength(3);
+    expect(sections[0]!.open).toBe(true);
+    expect(sections[1]!.open).toBe(false);
+    expect(sections[0]!.querySelector(".vs-count")?.textContent).toBe("3");
+    expect(sections[0]!.textContent).toContain("Showing 1 of 3.");
+    const item = sections[0]!.querySelector<HTMLElement>(".vs-health-item")!;
+    expect(item.querySelector(".vs-health-path")?.textContent).toBe("a.md:4");
+    item.click();
+    expect(onOpen).toHaveBeenCalledWith(expect.objectContaining({ path: "a.md", line: 4 }), expect.anything());
+    sections[1]!.querySelector<HTMLElement>(".vs-health-related-link")!.click();
+    expect(onOpenPath).toHaveBeenCalledWith("c.md", expect.anything());
+    expect(onOpen).toHaveBeenCalledTimes(1);
+    expect(sections[2]!.textContent).toContain("Nothing found.");
+  });
+
+  it("turns the report into Markdown with wikilinks", () => {
+    const md = healthReportMarkdown(HEALTH);
+    expect(md).toMatch(/^# Vault health report\n/);
+    expect(md).toContain("| Orphans | 1 |");
+    expect(md).toContain("## Unresolved links (3)");
+    expect(md).toContain("- [[a]] (line 4): [[Nope]] does not resolve — Create the note or fix the link");
+    expect(md).toContain("- … and 2 more");
+    expect(md).toContain("_Nothing found._");
+  });
+});
+
+const STATUS: StatusResponse = {
+  version: "0.1.0", protocol_version: "1.0.0", vault: "/v", index_dir: "/i", index_bytes: 3_500_000, schema_version: 1,
+  backend: "SQLite 3.50", vector_store: "sqlite-vec", vector_search: "numpy",
+  model: { name: "potion", fingerprint: "abc", dim: 256, available: true, error: null },
+  notes: 120, chunks: 800, chunks_with_vectors: 800, chunks_without_vectors: 0, vectors_available: true,
+  skipped: [{ path: "big.md", reason: "too large" }], last_indexed_at: 1_700_000_000, building: false, complete: true,
+  progress: null, mcp: { enabled: true, port: 8765 },
+};
+
+function snap(over: Partial<SidecarSnapshot>): SidecarSnapshot {
+  return { phase: "running", status: STATUS, progress: null, error: null, errorKind: null, eventsConnected: true,
+    restartInMs: null, ...over };
+}
+
+describe("status", () => {
+  it("says starting / indexing n/m / ready / degraded / error", () => {
+    expect(statusBarView(snap({ phase: "starting", status: null })).text).toBe("Sidecar: starting");
+    expect(statusBarView(snap({ progress: { phase: "vectors", done: 5, total: 9 } })).text).toBe("Sidecar: indexing 5/9");
+    expect(statusBarView(snap({})).text).toBe("Sidecar: ready (120 notes)");
+    const degraded = statusBarView(snap({ status: { ...STATUS, vectors_available: false,
+      model: { ...STATUS.model, available: false, error: "model missing" } } }));
+    expect(degraded.text).toBe("Sidecar: degraded (lexical only)");
+    expect(degraded.tooltip).toBe("model missing");
+    const failed = statusBarView(snap({ phase: "failed", error: "Neither `sidecar` nor Python 3 was found.\nInstall it" }));
+    expect(failed).toEqual({ text: "Sidecar: error", tone: "error", tooltip: "Neither `sidecar` nor Python 3 was found." });
+    expect(statusBarView(snap({ phase: "restarting", error: "crashed", restartInMs: 2000 })).tooltip).toBe("crashed Retrying in 2 s.");
+  });
+
+  it("renders details with skipped files and recent output", () => {
+    renderStatusDetails(root, { headline: "Ready", status: STATUS, error: "boom", stderr: ["line 1", "line 2"] });
+    expect(root.querySelector(".vs-status-error")?.textContent).toBe("boom");
+    expect(root.textContent).toContain("3.3 MB");
+    expect(root.textContent).toContain("big.md: too large");
+    expect(root.querySelector(".vs-status-stderr")?.textContent).toBe("line 1\nline 2");
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(1536)).toBe("1.5 KB");
+  });
+
+  it("formats the MCP configuration for the clipboard", () => {
+    const text = mcpConfigText({
+      http: { url: "http://127.0.0.1:8765/mcp", token_hint: "in ~/.config/vault-sidecar/token",
+        claude_code: "claude mcp add ...", cursor: { mcpServers: { vault: { url: "x" } } }, codex: "[mcp_servers.vault]" },
+      stdio: { command: ["sidecar", "mcp", "--vault", "/v"], claude_code: "claude mcp add vault -- sidecar mcp",
+        cursor: { mcpServers: {} }, codex: "[mcp_servers.vault-stdio]" },
+    });
+    expect(text).toContain("URL: http://127.0.0.1:8765/mcp");
+    expect(text).toContain('"mcpServers"');
+    expect(text).toContain("Command: sidecar mcp --vault /v");
+  });
+});
