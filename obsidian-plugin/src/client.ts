@@ -137,6 +137,9 @@ export class SidecarClient {
     if (response.status === 401 || response.status === 403) {
       throw new RpcError("unauthorized", `The sidecar refused the request (HTTP ${response.status}).`, method);
     }
+    if (response.status === 503) {
+      throw new RpcError("transport", "The sidecar is still starting.", method, null, { retryable: true });
+    }
     let payload: unknown;
     try {
       payload = JSON.parse(response.text);

@@ -88,6 +88,9 @@ class FakeServer {
         case "garbage":
           res.writeHead(500).end("oops");
           break;
+        case "starting":
+          res.writeHead(503, { "Content-Type": "application/json" }).end('{"error": {"code": "starting"}}');
+          break;
         default:
           reply({ error: { code: -32601, message: "Method not found" } });
       }
@@ -171,6 +174,9 @@ describe("SidecarClient.call", () => {
     const untyped = client as unknown as { call(m: string): Promise<unknown> };
     expect(((await untyped.call("garbage").catch((e: unknown) => e)) as RpcError).kind).toBe("http");
     expect(((await untyped.call("slow").catch((e: unknown) => e)) as RpcError).kind).toBe("timeout");
+    const starting = (await untyped.call("starting").catch((e: unknown) => e)) as RpcError;
+    expect(starting.kind).toBe("transport");
+    expect(starting.retryable).toBe(true);
     await server.close();
     server = new FakeServer();
     await server.listen();
