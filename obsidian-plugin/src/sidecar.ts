@@ -81,6 +81,10 @@ export class Sidecar extends Events {
     if (!this.process) this.start();
     const proc = this.process;
     if (!proc) throw new RpcError("transport", "The sidecar is stopped.", "");
+    if (proc.state.phase === "failed") {
+      // Do not respawn on every request: the user fixes the cause, then restarts (settings or command).
+      throw new RpcError("transport", proc.state.error.message, "");
+    }
     try {
       await proc.ready();
     } catch (err) {
