@@ -15,7 +15,7 @@ from typing import Any
 
 from sidecar import __version__
 from sidecar.app import VaultIndex
-from sidecar.config import from_env, setting_help
+from sidecar.config import Settings, from_env, setting_help
 from sidecar.errors import SidecarError
 from sidecar.indexer import Progress
 
@@ -58,6 +58,8 @@ def _common_options(cmd: argparse.ArgumentParser) -> None:
                      help="the Obsidian vault folder (env SIDECAR_VAULT)")
     cmd.add_argument("--index", type=Path, dest="index_dir", help=helps["index_dir"][0] + " (env SIDECAR_INDEX_DIR)")
     cmd.add_argument("--model", help=helps["model"][0] + " (env SIDECAR_MODEL)")
+    cmd.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
+                     help=helps["exclude"][0] + " (repeatable)")
     cmd.add_argument("--json", action="store_true", help="print JSON instead of text")
     cmd.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
 
@@ -65,10 +67,15 @@ def _common_options(cmd: argparse.ArgumentParser) -> None:
 def open_index(args: argparse.Namespace, **kwargs: Any) -> VaultIndex:
     if not args.vault:
         raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
-    settings = from_env(Path(args.vault), index_dir=args.index_dir, model=args.model)
+    settings = settings_from(args)
     if not settings.vault.is_dir():
         raise FileNotFoundError(f"vault folder not found: {args.vault}")
     return VaultIndex(settings, **kwargs)
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    return from_env(Path(args.vault), index_dir=args.index_dir, model=args.model,
+                    exclude=tuple(args.exclude) or None)
 
 
 def emit(args: argparse.Namespace, payload: object, text: Callable[[], str]) -> None:
@@ -221,7 +228,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not args.vault:
         raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
-    settings = from_env(Path(args.vault), index_dir=args.index_dir, model=args.model)
+    settings = settings_from(args)
     options = ServeOptions(rpc_port=args.rpc_port, mcp_port=None if args.no_mcp else args.mcp_port,
                            watch=not args.no_watch, exit_with_parent=not args.no_parent_watch)
     return asyncio.run(serve(settings, options))
@@ -241,7 +248,7 @@ def cmd_mcp_config(args: argparse.Namespace) -> int:
 
     if not args.vault:
         raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
-    settings = from_env(Path(args.vault), index_dir=args.index_dir, model=args.model)
+    settings = settings_from(args)
     config = client_config(settings, args.port, mcp_token() if args.port else None)
     emit(args, config, lambda: _mcp_config_text(config))
     return 0
@@ -332,6 +339,19 @@ def _calibrate_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--dry-run", action="store_true", help="measure and print, keep the current thresholds")
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from sidecar.doctor import run_checks  # noqa: PLC0415
+
+    if not args.vault:
+        raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
+    settings = settings_from(args)
+    checks = run_checks(settings)
+    marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+    emit(args, [c.to_json() for c in checks], lambda: "\n".join(
+        f"[{marks[c.state]}] {c.name}: {c.detail}" + (f"\n       fix: {c.fix}" if c.fix else "") for c in checks))
+    return 1 if any(c.state == "fail" for c in checks) else 0
+
+
 def _no_options(_cmd: argparse.ArgumentParser) -> None:
     return None
 
@@ -347,6 +367,7 @@ COMMANDS: dict[str, tuple[Handler, str, Callable[[argparse.ArgumentParser], None
     "serve": (cmd_serve, "serve JSON-RPC (plugin) and MCP (agents) on localhost, keeping the index live", _serve_options),
     "mcp-config": (cmd_mcp_config, "print MCP client configuration for Claude Code, Cursor and Codex", _mcp_config_options),
     "calibrate": (cmd_calibrate, "measure confidence-band thresholds on this vault and save them", _calibrate_options),
+    "doctor": (cmd_doctor, "check extension loading, model, index integrity, ports, tokens, watcher", _no_options),
     "eval": (cmd_eval, "search quality (nDCG@10, recall@10, MRR) and related-notes link prediction", _eval_options),
     "status": (cmd_status, "what is indexed, what was skipped and why, which backend and model", _no_options),
 }
@@ -406,7 +427,7 @@ def _mcp_options(cmd: argparse.ArgumentParser) -> None:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from sidecar.context import context_results, format_context, index_not_ready  # noqa: PLC0415
+    from sidecar.context import context_band, context_results, format_context, index_not_ready  # noqa: PLC0415
     from sidecar.redact import redact  # noqa: PLC0415
 
     query = _context_query(args.text)
@@ -419,8 +440,8 @@ def cmd_context(args: argparse.Namespace) -> int:
     block = redact(format_context(result, args.max_tokens)).text
     sources = [{k: r[k] for k in ("path", "title", "heading", "start_line", "end_line", "band")}
                for r in context_results(result)]
-    payload = {"query": result["query"], "band": result["band"], "caveat": result["caveat"], "markdown": block,
-               "sources": sources}
+    band, caveat = context_band(result)
+    payload = {"query": result["query"], "band": band, "caveat": caveat, "markdown": block, "sources": sources}
     emit(args, payload, lambda: block)
     return 0
 

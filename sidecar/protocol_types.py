@@ -212,8 +212,11 @@ class SearchResult(TypedDict):
     reason: str
     other_sections: list[OtherSection]
 
-    # The snippet was cut to fit max_tokens.
+    # With max_tokens: `text` was cut (ending in an ellipsis) to fit the budget.
     truncated: NotRequired[bool]
+
+    # With max_tokens: the best section's full text, within the shared budget (4 characters a token).
+    text: NotRequired[str]
 
 
 class SearchResponse(TypedDict):
@@ -257,6 +260,10 @@ class RelatedNote(TypedDict):
     # The source note already links to this note.
     already_linked: bool
     reasons: list[RelatedReason]
+
+    # Best cosine similarity between a section of the source and one of this note; null when the semantic
+    # signal did not find it.
+    similarity: NotRequired[float | None]
 
 
 class RelatedResponse(TypedDict):

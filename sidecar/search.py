@@ -33,6 +33,7 @@ class Filters:
     fields: dict[str, str] = field(default_factory=dict)
     modified_since: float | None = None
     exclude_path: str | None = None
+    exclude_terms: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, raw: dict[str, Any] | None) -> Filters:
@@ -47,12 +48,14 @@ class Filters:
         return cls(
             folder=_opt_str(raw.get("folder")), tag=_opt_str(raw.get("tag")),
             fields={str(k): str(v) for k, v in fields_raw.items()},
-            modified_since=float(since) if since is not None else None,
+            modified_since=min(max(float(since), 0.0), 9.2e9) if since is not None else None,  # int64 ns
             exclude_path=_opt_str(raw.get("exclude_path")),
+            exclude_terms=tuple(str(t) for t in raw.get("exclude_terms") or () if str(t).strip()),
         )
 
     def active(self) -> bool:
-        return bool(self.folder or self.tag or self.fields or self.modified_since is not None or self.exclude_path)
+        return bool(self.folder or self.tag or self.fields or self.modified_since is not None or self.exclude_path
+                    or self.exclude_terms)
 
 
 def _opt_str(value: object) -> str | None:
@@ -99,7 +102,13 @@ def allowed_notes(conn: sqlite3.Connection, filters: Filters) -> set[int] | None
     if filters.exclude_path:
         clauses.append("path != ?")
         params.append(filters.exclude_path)
-    sql = "SELECT id FROM notes WHERE " + " AND ".join(clauses)
+    for term in filters.exclude_terms:
+        match = build_query(f'"{term}"', prefix_last=False).match
+        if match:
+            clauses.append("id NOT IN (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+                           " WHERE chunks_fts MATCH ?)")
+            params.append(match)
+    sql = "SELECT id FROM notes WHERE " + (" AND ".join(clauses) or "1")
     return {int(r[0]) for r in conn.execute(sql, params)}
 
 
@@ -270,7 +279,7 @@ class Searcher:
         results = [self._result(h, cands, chunk_rows, note_rows, lexq, rare) for h in hits]
         if max_tokens:
             _fit_budget(results, chunk_rows, hits, max_tokens)
-        band = results[0]["band"] if results else "none"
+        band = overall_band(results)
         response: dict[str, Any] = {
             "query": query, "mode": effective_mode, "took_ms": 0.0,
             "vectors_available": vectors_available, "index_building": False,
@@ -368,6 +377,14 @@ def _validate(query: object, limit: object, mode: object, max_tokens: object) ->
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
         raise InvalidParams("max_tokens must be a positive integer")
     return query.strip(), limit, str(mode)
+
+
+BAND_ORDER = {"high": 3, "medium": 2, "low": 1, "none": 0}
+
+
+def overall_band(results: list[dict[str, Any]], window: int = 3) -> str:
+    """The best band among the first few results: a boosted hub note on top must not hide an answer."""
+    return max((r["band"] for r in results[:window]), key=BAND_ORDER.__getitem__, default="none")
 
 
 def _rank_of(ranked: list[int], chunk_ids: list[int]) -> int | None:

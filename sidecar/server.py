@@ -10,11 +10,12 @@ import json
 import logging
 import os
 import signal
+import stat
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -45,17 +46,18 @@ class ServeOptions:
     watch: bool = True
     reconcile_seconds: float = RECONCILE_SECONDS
     exit_with_parent: bool = True
+    parent_pid: int = field(default_factory=os.getppid)  # taken when the options are made, at start-up
 
 
 class SidecarService:
     """The running server's state; the RPC and MCP adapters call into it."""
 
-    def __init__(self, core: VaultIndex, bus: EventBus, options: ServeOptions) -> None:
+    def __init__(self, core: VaultIndex, bus: EventBus, options: ServeOptions, stopping: asyncio.Event) -> None:
         self.core = core
         self.bus = bus
         self.options = options
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-writer")
-        self.stopping = asyncio.Event()
+        self.stopping = stopping
         self.cancel_index = threading.Event()
         self._wake = asyncio.Event()
         self._full = False
@@ -136,9 +138,19 @@ class SidecarService:
             task.cancel()
         self._wake.clear()
 
+    async def watch_stdin(self) -> None:
+        """The plugin keeps our stdin open as a lifeline: EOF means Obsidian is gone."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        while await reader.read(4096):
+            pass
+        log.warning("stdin closed: shutting down")
+        self.stopping.set()
+
     async def watch_parent(self) -> None:
         """When the plugin (our parent) dies we are re-parented: exit instead of lingering."""
-        parent = os.getppid()
+        parent = self.options.parent_pid
         while not self.stopping.is_set():
             await asyncio.sleep(PARENT_POLL_SECONDS)
             if os.getppid() != parent:
@@ -148,8 +160,12 @@ class SidecarService:
 
 async def serve(settings: Settings, options: ServeOptions) -> int:
     loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):  # before anything slow: a stop during start-up is clean too
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stopping.set)
     core = await asyncio.to_thread(VaultIndex, settings)
-    service = SidecarService(core, EventBus(loop), options)
+    service = SidecarService(core, EventBus(loop), options, stopping)
     token, _token_file = rpc_token(settings.index_dir)
     runner, rpc_port = await _start_rpc(service, token, options.rpc_port)
     mcp_task: asyncio.Task[None] | None = None
@@ -157,15 +173,14 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
         mcp_task, service.mcp_port = await _start_mcp(core, options.mcp_port)
         service.mcp_token = mcp_token()
     _handshake(rpc_port, service.mcp_port)
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, service.stopping.set)
     tasks = [asyncio.create_task(service.index_loop(), name="index")]
     if options.watch:
         tasks.append(asyncio.create_task(watch_vault(settings.vault, service.on_files_changed, service.stopping)))
     tasks.append(asyncio.create_task(reconcile_every(options.reconcile_seconds, service.on_files_changed, service.stopping)))
     if options.exit_with_parent:
         tasks.append(asyncio.create_task(service.watch_parent()))
+        if _stdin_is_pipe():
+            tasks.append(asyncio.create_task(service.watch_stdin()))
     await service.stopping.wait()
     log.info("shutting down")
     await _stop(service, runner, mcp_task, tasks)
@@ -193,6 +208,13 @@ async def _start_mcp(core: VaultIndex, port: int) -> tuple[asyncio.Task[None], i
     from sidecar.mcp_server import start_mcp_http  # noqa: PLC0415  (optional part; keeps --no-mcp light)
 
     return await start_mcp_http(core, mcp_token(), port)
+
+
+def _stdin_is_pipe() -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _handshake(rpc_port: int, mcp_port: int | None) -> None:

@@ -179,8 +179,10 @@ export interface SearchResult {
   /** One line saying why this matched, e.g. `keyword + meaning match in heading`. */
   reason: string;
   other_sections: OtherSection[];
-  /** The snippet was cut to fit max_tokens. */
+  /** With max_tokens: `text` was cut (ending in an ellipsis) to fit the budget. */
   truncated?: boolean;
+  /** With max_tokens: the best section's full text, within the shared budget (4 characters a token). */
+  text?: string;
 }
 
 export interface SearchResponse {
@@ -218,6 +220,11 @@ export interface RelatedNote {
   /** The source note already links to this note. */
   already_linked: boolean;
   reasons: RelatedReason[];
+  /**
+   * Best cosine similarity between a section of the source and one of this note; null when the semantic
+   * signal did not find it.
+   */
+  similarity?: number | null;
 }
 
 export interface RelatedResponse {
