@@ -1,0 +1,319 @@
+"""The vault-health report on the real demo vault: every planted problem found, exactly, and no secret leaks."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sidecar import health
+from sidecar.app import VaultIndex
+from sidecar.cli import main
+from sidecar.redact import redact
+from tests import demo_facts
+from tests.conftest import DEMO_VAULT, open_index
+
+
+@pytest.fixture(scope="module")
+def report(demo_index: VaultIndex) -> dict[str, Any]:
+    return demo_index.health()
+
+
+def section(report: dict[str, Any], section_id: str) -> list[dict[str, Any]]:
+    found = [s for s in report["sections"] if s["id"] == section_id]
+    assert len(found) == 1, section_id
+    assert found[0]["count"] == len(found[0]["items"])
+    return list(found[0]["items"])
+
+
+def paths(report: dict[str, Any], section_id: str) -> set[str]:
+    return {item["path"] for item in section(report, section_id)}
+
+
+# ---- shape ----------------------------------------------------------------------------------------
+def test_report_shape(report: dict[str, Any]) -> None:
+    assert set(report) >= {"generated_at", "took_ms", "summary", "rules", "sections"}
+    assert set(report["summary"]) == set(health.SUMMARY_KEYS)
+    assert [s["id"] for s in report["sections"]] == list(health.SECTION_IDS)
+    assert report["rules"] and all(isinstance(r, str) for r in report["rules"])
+    for sec in report["sections"]:
+        assert sec["severity"] in ("error", "warning", "info")
+        if sec["id"] not in ("lexical_only",):  # counts chunks in the summary, notes in the section
+            assert report["summary"][sec["id"]] == sec["count"]
+        for item in sec["items"]:
+            assert isinstance(item["path"], str) and item["path"]
+            assert item["line"] is None or (isinstance(item["line"], int) and item["line"] >= 1)
+            assert item["message"] and item["fix"], item
+            assert item["severity"] in ("error", "warning", "info")
+    assert report["summary"]["notes"] == demo_facts.NOTE_COUNT_INDEXABLE
+
+
+def test_only_requested_sections(demo_index: VaultIndex) -> None:
+    part = demo_index.health(["secrets", "orphans"])
+    assert [s["id"] for s in part["sections"]] == ["secrets", "orphans"]
+    assert part["summary"]["secrets"] == len(demo_facts.SECRETS)
+    assert part["summary"]["unresolved_links"] is None
+    with pytest.raises(ValueError, match="unknown health section"):
+        demo_index.health(["no_such_section"])
+
+
+# ---- links ------------------------------------------------------------------------------------------
+def test_broken_links_with_lines_and_suggestions(report: dict[str, Any]) -> None:
+    items = section(report, "unresolved_links")
+    assert {(i["path"], i["target"], i["line"]) for i in items} == set(demo_facts.BROKEN_LINKS)
+    assert report["summary"]["unresolved_targets"] == len({t for _, t, _ in demo_facts.BROKEN_LINKS})
+    goals = next(i for i in items if i["target"] == "Goals 2027")
+    assert goals["related"][0]["path"] == "Archive/2025 Goals.md"  # the close name comes first
+    assert "2025 Goals" in goals["message"]
+    for item in items:
+        assert item["path"] not in {r["path"] for r in item["related"]}  # never the linking note itself
+
+
+def test_missing_attachments(report: dict[str, Any]) -> None:
+    items = section(report, "missing_attachments")
+    assert {(i["path"], i["target"], i["line"]) for i in items} == set(demo_facts.MISSING_ATTACHMENTS)
+
+
+def test_broken_anchors(report: dict[str, Any]) -> None:
+    items = section(report, "broken_anchors")
+    assert {(i["path"], i["target"], i["anchor"]) for i in items} == set(demo_facts.BROKEN_ANCHORS)
+    assert {(i["path"], i["anchor"]): i["line"] for i in items} == demo_facts.BROKEN_ANCHOR_LINES
+
+
+def test_ambiguous_link_names_the_pick_and_the_others(report: dict[str, Any]) -> None:
+    items = section(report, "ambiguous_links")
+    assert {(i["path"], i["target"]) for i in items} == set(demo_facts.AMBIGUOUS_LINKS)
+    assert {(i["path"], i["target"]): i["line"] for i in items} == demo_facts.AMBIGUOUS_LINK_LINES
+    (item,) = items
+    assert set(item["candidates"]) == demo_facts.SAME_NAME_NOTES["Setup.md"]
+    assert item["picked"] == "Home Lab/Setup.md"  # not in the daily note's folder: the shortest path wins
+    assert "Projects/Search Engine/Setup.md" in item["message"]
+
+
+def test_no_links_into_excluded_files_from_indexed_notes(report: dict[str, Any]) -> None:
+    # The demo's links to excluded notes are all written IN excluded files: nothing to report.
+    assert section(report, "excluded_links") == []
+
+
+# ---- graph ------------------------------------------------------------------------------------------
+def test_orphans_no_inbound_dead_ends(report: dict[str, Any]) -> None:
+    orphans = paths(report, "orphans")
+    assert orphans == demo_facts.ORPHANS
+    assert paths(report, "no_inbound") | orphans == demo_facts.NO_INBOUND
+    assert paths(report, "dead_ends") | orphans == demo_facts.DEAD_ENDS
+    assert not paths(report, "no_inbound") & orphans  # an orphan is listed once
+
+
+def test_orphans_and_dead_ends_get_link_suggestions(report: dict[str, Any]) -> None:
+    for sid in ("orphans", "dead_ends"):
+        for item in section(report, sid):
+            assert len(item["related"]) <= 3
+            assert item["path"] not in {r["path"] for r in item["related"]}
+            assert all(set(r) >= {"path", "title", "score"} for r in item["related"])
+    by_path = {i["path"]: i for i in section(report, "orphans")}
+    draft = by_path["Projects/Search Engine/Drafts/Chunking Strategy (draft).md"]
+    assert draft["related"][0]["path"] == "Projects/Search Engine/Chunking Strategy.md"
+    assert by_path["Untitled.md"]["related"] == []  # nothing to go on: no text, no tags
+
+
+def test_disconnected_cluster(report: dict[str, Any]) -> None:
+    (item,) = section(report, "clusters")
+    assert set(item["members"]) == demo_facts.DISCONNECTED_CLUSTER
+    assert item["path"] in demo_facts.DISCONNECTED_CLUSTER
+    assert all(r["path"] not in demo_facts.DISCONNECTED_CLUSTER for r in item["related"])
+
+
+# ---- content ----------------------------------------------------------------------------------------
+def test_near_duplicate_pair(report: dict[str, Any]) -> None:
+    items = section(report, "near_duplicates")
+    assert {(i["path"], i["other"]) for i in items} == {demo_facts.NEAR_DUPLICATE_PAIR}
+    (item,) = items
+    assert item["similarity"] >= health.DUPLICATE_COSINE and item["overlap"] >= health.DUPLICATE_JACCARD
+    assert item["related"][0]["path"] == demo_facts.NEAR_DUPLICATE_PAIR[1]
+
+
+def test_empty_stub_long_and_malformed_notes(report: dict[str, Any]) -> None:
+    assert paths(report, "empty_notes") == demo_facts.EMPTY_NOTES
+    assert paths(report, "stub_notes") == demo_facts.STUB_NOTES
+    assert paths(report, "long_without_headings") == {demo_facts.LONG_NO_HEADINGS}
+    (malformed,) = section(report, "malformed_frontmatter")
+    assert malformed["path"] == demo_facts.MALFORMED_FRONTMATTER
+    assert "malformed frontmatter" in malformed["message"].lower()
+    assert malformed["line"] is not None and malformed["line"] >= 2  # inside the frontmatter block
+
+
+def test_secrets_by_kind_and_line(report: dict[str, Any]) -> None:
+    items = section(report, "secrets")
+    assert {(i["path"], i["line"], i["kind"]) for i in items} == set(demo_facts.SECRETS)
+
+
+def secret_fragments() -> set[str]:
+    """Every token of 8+ characters that redaction removed from a demo note: the secret values."""
+    token = re.compile(r"[^\s\"'`=:,;()<>\[\]]{8,}")
+    fragments: set[str] = set()
+    for rel in {p for p, _, _ in demo_facts.SECRETS}:
+        text = (DEMO_VAULT / rel).read_text(encoding="utf-8")
+        for before, after in zip(text.split("\n"), redact(text).text.split("\n"), strict=True):
+            if before != after:
+                fragments |= set(token.findall(before)) - set(token.findall(after))
+    return fragments
+
+
+def test_no_secret_value_anywhere_in_the_report(report: dict[str, Any]) -> None:
+    fragments = secret_fragments()
+    assert len(fragments) >= len(demo_facts.SECRETS)  # the check below has something to look for
+    rendered = "\n".join([json.dumps(report, ensure_ascii=False), health.to_text(report, 1000),
+                          health.to_markdown(report, 1000)])
+    leaked = sorted(f for f in fragments if f in rendered)
+    assert leaked == []
+
+
+# ---- tags -------------------------------------------------------------------------------------------
+def test_tags_used_once_and_look_alikes(report: dict[str, Any]) -> None:
+    assert {i["tag"] for i in section(report, "tags_used_once")} == demo_facts.TAGS_USED_ONCE
+    groups = {frozenset(i["tags"]) for i in section(report, "similar_tags")}
+    assert groups == set(demo_facts.NEAR_IDENTICAL_TAGS)
+    todos = next(i for i in section(report, "tags_used_once") if i["tag"] == "todos")
+    assert "#todo " in todos["fix"]
+
+
+# ---- coverage ------------------------------------------------------------------------------------------
+def test_fresh_index_has_full_coverage(report: dict[str, Any]) -> None:
+    summary = report["summary"]
+    assert (summary["skipped"], summary["lexical_only"], summary["stale"]) == (0, 0, 0)
+
+
+def test_coverage_stale_skipped_excluded_and_alias_links(demo_copy: Path, tmp_path: Path) -> None:
+    index = open_index(demo_copy, tmp_path / "index")
+    try:
+        index.index()
+        (demo_copy / "Inbox.md").write_text(
+            (demo_copy / "Inbox.md").read_text(encoding="utf-8") + "\nSee [[Journal]] and [[Old Blog Draft]].\n"
+            "Also [[Reciprocal Rank Fusion]] and [[Search Engine dev setup]].\n", encoding="utf-8")
+        (demo_copy / "Binary.md").write_bytes(b"\x00\x01 not text")
+        (demo_copy / "New idea.md").write_text("A note written after the last index run.\n", encoding="utf-8")
+        index.index()
+        (demo_copy / "Home.md").write_text("# Home\n\nRewritten since the index.\n", encoding="utf-8")
+        (demo_copy / "Reading" / "Quotes.md").unlink()
+        (demo_copy / "Later.md").write_text("Not indexed yet.\n", encoding="utf-8")
+        result = index.health(["excluded_links", "skipped", "stale", "lexical_only", "unresolved_links"])
+    finally:
+        index.close()
+    excluded = {(i["target"], i["file"], i["reason"]) for i in section(result, "excluded_links")}
+    assert excluded == {("Journal", "Private/Journal.md", "excluded by .indexignore"),
+                        ("Old Blog Draft", "Archive/Old/Old Blog Draft.md",
+                         "excluded in Obsidian settings (Excluded files)")}
+    assert {(i["path"], "binary" in i["reason"]) for i in section(result, "skipped")} == {("Binary.md", True)}
+    stale = {i["path"]: i["message"] for i in section(result, "stale")}
+    assert set(stale) == {"Home.md", "Reading/Quotes.md", "Later.md"}
+    assert "changed" in stale["Home.md"].lower() and "gone" in stale["Reading/Quotes.md"].lower()
+    assert section(result, "lexical_only") == []
+    # Obsidian resolves by file name, not by alias or title: the fix writes the file name (or the path,
+    # where the name is shared) in front.
+    fixes = {i["target"]: (i["related"][0], i["fix"]) for i in section(result, "unresolved_links") if i["related"]}
+    alias, fix = fixes["Reciprocal Rank Fusion"]
+    assert (alias["path"], alias["match"]) == ("Projects/Search Engine/Ranking with RRF.md", "alias")
+    assert '"Ranking with RRF|Reciprocal Rank Fusion"' in fix
+    title, fix = fixes["Search Engine dev setup"]
+    assert (title["path"], title["match"]) == ("Projects/Search Engine/Setup.md", "title")
+    assert '"Projects/Search Engine/Setup|Search Engine dev setup"' in fix
+
+
+def test_without_a_model_or_notes(demo_copy: Path, tmp_path: Path) -> None:
+    index = open_index(demo_copy, tmp_path / "lexical", load_model=False)
+    try:
+        assert index.health()["summary"]["notes"] == 0  # never indexed: an empty report, no error
+        index.index()
+        result = index.health()
+        chunks = index.status()["chunks"]
+    finally:
+        index.close()
+    summary = result["summary"]
+    assert summary["lexical_only"] == chunks > 0
+    assert summary["near_duplicates"] == 0  # needs vectors
+    assert {i["path"] for i in section(result, "orphans")} == demo_facts.ORPHANS  # the graph needs none
+    assert {(i["path"], i["target"], i["line"]) for i in section(result, "unresolved_links")} == set(
+        demo_facts.BROKEN_LINKS)
+
+
+# ---- output -------------------------------------------------------------------------------------------
+def test_cli_markdown_and_json(demo_index: VaultIndex, capsys: pytest.CaptureFixture[str]) -> None:
+    where = ["--vault", str(DEMO_VAULT), "--index", str(demo_index.settings.index_dir)]
+    assert main(["health", *where, "--md"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.startswith("---\n") and "# Vault health" in markdown
+    assert "[[" not in markdown and "](" not in markdown  # saved as a note, it must add no link
+    assert "`Untitled.md`" in markdown
+    assert main(["health", *where, "--json", "--section", "secrets"]) == 0
+    parsed = json.loads(capsys.readouterr().out)
+    assert parsed["summary"]["secrets"] == len(demo_facts.SECRETS)
+    assert main(["health", *where]) == 0
+    text = capsys.readouterr().out
+    assert "ERROR: Links to notes that do not exist (4)" in text
+
+
+# ---- pure rules -------------------------------------------------------------------------------------------
+def test_tag_key_merges_case_plural_and_separators() -> None:
+    assert len({health.tag_key(t) for t in ("todo", "Todo", "todos", "to-do", "to_do")}) == 1
+    assert health.tag_key("projects/search") == health.tag_key("Project/Search")
+    assert health.tag_key("class") != health.tag_key("clas")  # "ss" is not a plural
+
+
+def test_heading_anchor_rules() -> None:
+    note = health.NoteRow(1, "a.md", "A", (), ((1, "Setup: Linux & macOS", 3), (2, "Why RRF?", 9)), ("Blk-1",),
+                          (), False, 0, 0)
+    assert health.anchor_problem("setup linux macos", "link", note) is None
+    assert health.anchor_problem("Why RRF", "link", note) is None
+    assert health.anchor_problem("Setup: Linux & macOS#Why RRF?", "link", note) is None  # nested: last part
+    assert health.anchor_problem("Why%20RRF", "markdown", note) is None
+    assert health.anchor_problem("^blk-1", "link", note) is None
+    assert health.anchor_problem("^nope", "link", note) == "has no block ^nope"
+    assert health.anchor_problem("Missing", "link", note) == 'has no heading "Missing"'
+
+
+def test_attachment_extension() -> None:
+    assert health.attachment_extension("diagram.png") == "png"
+    assert health.attachment_extension("Note.md") is None
+    assert health.attachment_extension("mailbox.org") == "org"
+    assert health.attachment_extension("Meeting 2024.01.05") is None  # digits only: part of the name
+    assert health.attachment_extension("Dr. Smith") is None
+
+
+def test_components_and_pairs() -> None:
+    assert health.components([1, 2, 3, 4, 5], [(1, 2), (2, 3), (4, 5)]) == [[1, 2, 3], [4, 5]]
+    m = np.array([[1, 0], [0.999, 0.04], [0, 1]], dtype=np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    left, right, cosines = health.similar_pairs(m, 0.95)
+    assert (left.tolist(), right.tolist()) == ([0], [1]) and cosines[0] > 0.99
+
+
+def test_text_overlap_ignores_template_text_but_keeps_copies() -> None:
+    template = "This note in GitHub edit it download this vault and copy this note please " * 3
+    own = " ".join(f"word{i}" for i in range(40))
+    texts = [f"{template} plugin number {n} does one small thing well" for n in range(20)]
+    texts += [own, own, own.replace("word7 ", "changed "), template + " " + own]
+    left = np.array([0, 20, 20, 20, 0], dtype=np.int64)
+    right = np.array([1, 21, 22, 23, 23], dtype=np.int64)
+    overlap = health.text_overlap(texts, left, right)
+    assert overlap[0] == 0.0  # two generated notes: all they share is the template
+    assert overlap[1] == 1.0  # exact copies (they count once towards "template")
+    assert 0.8 < overlap[2] < 1.0  # one word edited: 3 of 38 sequences differ
+    assert overlap[3] > 0.9  # the template around a copy does not hide it (2 sequences span the seam)
+    assert overlap[4] == 0.0
+    assert health.text_overlap(["", "a b"], np.array([0]), np.array([1])).tolist() == [0.0]
+
+
+def test_name_matcher_finds_typos() -> None:
+    matcher = health.NameMatcher(["chunking strategy", "ranking with rrf", "home"])
+    assert matcher.close("Chunking Stratgy", 3, 0.75)[0][0] == "chunking strategy"
+    assert matcher.close("zzz", 3, 0.75) == []
+
+
+def test_best_rows() -> None:
+    score = np.array([0.1, -np.inf, 0.9, 0.0, 0.5], dtype=np.float32)
+    assert health.best_rows(score, 3) == [2, 4, 0]
+    assert health.best_rows(score[:0], 3) == []
