@@ -48,13 +48,16 @@ class Config:
 
 
 def configs(base: Ranking) -> list[Config]:
-    plain = replace(base, query_aware=False, graph_weight=0.0, recency_weight=0.0)
+    """The seeds' plain pipeline (RRF k=60, equal weights), then each ingredient added on its own, then all."""
+    plain = replace(base, query_aware=False, graph_weight=0.0, recency_weight=0.0, lexical_weight=1.0, semantic_weight=1.0)
     return [
         Config("lexical", "lexical", plain),
         Config("semantic", "semantic", plain),
         Config("rrf", "hybrid", plain),
+        Config("rrf+leg-weights", "hybrid", replace(plain, lexical_weight=base.lexical_weight,
+                                                     semantic_weight=base.semantic_weight)),
         Config("rrf+query-aware", "hybrid", replace(plain, query_aware=True)),
-        Config("rrf+graph", "hybrid", replace(plain, graph_weight=base.graph_weight or 0.15)),
+        Config("rrf+graph", "hybrid", replace(plain, graph_weight=base.graph_weight or 0.1)),
         Config("full", "hybrid", base),
     ]
 

@@ -40,13 +40,17 @@ IDENTIFIER = re.compile(r"(^|\s)(_\w+|\w+_\w+|[a-z]+[A-Z]\w*|[A-Z]{2,}\w*|\w*\d\
 QUESTION = re.compile(r"^(how|what|why|when|where|which|who|can|should|is|are|do|does|como|o que|por que|qual)\b", re.I)
 
 
-def query_weights(query: str, lexical: float = 1.0, semantic: float = 1.0) -> dict[str, float]:
-    """Identifier-like queries lean lexical, questions lean semantic (kept where the eval shows a gain)."""
+def query_weights(query: str, lexical: float = 1.0, semantic: float = 1.0, questions: float = 1.0) -> dict[str, float]:
+    """Identifier-like queries lean lexical; questions lean semantic by `questions` (1.0 = not at all).
+
+    The evaluation (docs/ranking.md) kept the identifier rule and found no gain in leaning
+    questions towards the static-embedding leg, so that factor defaults to 1.0.
+    """
     words = query.split()
     if words and IDENTIFIER.search(query) and len(words) <= 4:
         return {"lexical": lexical * 1.5, "semantic": semantic * 0.6}
     if QUESTION.search(query.strip()) or query.strip().endswith("?"):
-        return {"lexical": lexical * 0.8, "semantic": semantic * 1.3}
+        return {"lexical": lexical, "semantic": semantic * questions}
     return {"lexical": lexical, "semantic": semantic}
 
 

@@ -67,10 +67,10 @@ class Ranking:
     """Every ranking ingredient, with the default the evaluation supports (docs/ranking.md)."""
 
     rrf_k: int = 60
-    lexical_weight: float = 1.0
+    lexical_weight: float = 1.5  # the static-embedding leg is the weaker one on every query kind measured
     semantic_weight: float = 1.0
     query_aware: bool = True
-    graph_weight: float = 0.05  # authority + co-linking among top results; small: see docs/ranking.md
+    graph_weight: float = 0.1  # authority + co-linking among top results (docs/ranking.md)
     recency_weight: float = 0.0  # off by default: the eval shows no gain on timeless notes
     recency_half_life_days: float = 90.0
     candidates: int = 80  # chunks per leg

@@ -16,7 +16,7 @@ def test_rrf_weights_per_leg() -> None:
 def test_query_aware_weights() -> None:
     assert query_weights("SQLITE_BUSY")["lexical"] > query_weights("SQLITE_BUSY")["semantic"]
     assert query_weights("_rrf_fuse")["lexical"] > 1.0
-    question = query_weights("how do I keep my notes in sync?")
+    question = query_weights("how do I keep my notes in sync?", questions=1.3)
     assert question["semantic"] > question["lexical"]
     assert query_weights("garden tomatoes") == {"lexical": 1.0, "semantic": 1.0}
 
