@@ -375,9 +375,10 @@ COMMANDS: dict[str, tuple[Handler, str, Callable[[argparse.ArgumentParser], None
 
 # ---- health -------------------------------------------------------------------------------
 def cmd_health(args: argparse.Namespace) -> int:
-    from sidecar.health import to_markdown, to_text  # noqa: PLC0415  (only this command needs it)
+    from sidecar.health import build_health, to_markdown, to_text  # noqa: PLC0415  (only this command needs it)
 
-    report = open_index(args).health(args.section)
+    # --json adds the machine-readable item fields (link target, secret kind...) to the protocol's shape.
+    report = build_health(open_index(args), args.section, details=args.json)
     if args.md:
         print(to_markdown(report, args.max_items))
     else:

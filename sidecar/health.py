@@ -104,12 +104,13 @@ class Item:
     severity: Severity | None = None  # None: the section's severity
     data: dict[str, Any] = field(default_factory=dict)  # machine-readable details: link target, kind, tags...
 
-    def to_json(self, default: Severity) -> dict[str, Any]:
+    def to_json(self, default: Severity, details: bool) -> dict[str, Any]:
+        """The protocol's HealthItem; `details` adds the `data` fields (tests, `sidecar health --json`)."""
         out: dict[str, Any] = {"path": self.path, "line": self.line, "message": self.message, "fix": self.fix,
                                "severity": self.severity or default}
         if self.related is not None:
-            out["related"] = self.related
-        return {**self.data, **out}
+            out["related"] = [{"path": r["path"], "title": r["title"], "score": r["score"]} for r in self.related]
+        return {**self.data, **out} if details else out
 
 
 @dataclass(frozen=True, slots=True)
@@ -592,10 +593,11 @@ def _unresolved_links(ctx: _Context) -> list[Item]:
     items = []
     for link in broken:
         guess = [g for g in guesses.get(_target_key(link.raw), []) if g.note_id != link.source_id][:SUGGESTIONS]
-        related = [ctx.ref(g.note_id, g.score) | {"match": g.how, "matched": g.name} for g in guess]
+        matches = [{"path": ctx.notes[g.note_id].path, "match": g.how, "matched": g.name} for g in guess]
         items.append(Item(ctx.notes[link.source_id].path, _unresolved_message(link, guess, ctx),
-                          _unresolved_fix(link, guess, ctx), line=link.line, related=related,
-                          data={"target": link.raw, "kind": link.kind}))
+                          _unresolved_fix(link, guess, ctx), line=link.line,
+                          related=[ctx.ref(g.note_id, g.score) for g in guess],
+                          data={"target": link.raw, "kind": link.kind, "matches": matches}))
     return items
 
 
@@ -988,30 +990,29 @@ SUMMARY_KEYS = ("notes", "orphans", "no_inbound", "dead_ends", "unresolved_links
                 "tags_used_once", "similar_tags", "clusters", "skipped", "lexical_only", "stale")
 
 
-def build_health(index: VaultIndex, sections: list[str] | None = None) -> dict[str, Any]:
-    """The whole report, or only the named sections (their summary counts; the others are null)."""
+def build_health(index: VaultIndex, sections: list[str] | None = None, details: bool = False) -> dict[str, Any]:
+    """The report (protocol HealthResponse). `sections` limits the sections listed; the summary always
+    counts everything, so one report never contradicts another. `details` adds machine-readable fields
+    to the items (link target, secret kind, pair...) beyond the protocol's HealthItem."""
     started = time.perf_counter()
     wanted = list(SECTION_IDS) if sections is None else sections
     unknown = [s for s in wanted if s not in SECTION_IDS]
     if unknown:
         raise ValueError(f"unknown health section(s) {', '.join(unknown)}; known: {', '.join(SECTION_IDS)}")
     ctx = _Context(index)
-    summary: dict[str, int | None] = dict.fromkeys(SUMMARY_KEYS)
-    summary["notes"] = len(ctx.notes)
+    summary: dict[str, int] = {"notes": len(ctx.notes)}
     out = []
     for spec in SECTIONS:
-        if spec.id not in wanted:
-            continue
         items = spec.build(ctx)
         summary[spec.id] = len(items)
-        out.append({"id": spec.id, "title": spec.title, "severity": spec.severity, "count": len(items),
-                    "items": [it.to_json(spec.severity) for it in items]})
+        if spec.id in wanted:
+            out.append({"id": spec.id, "title": spec.title, "severity": spec.severity, "count": len(items),
+                        "items": [it.to_json(spec.severity, details) for it in items]})
     summary.update(ctx.extra_counts)
     return {
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "generated_at": round(time.time(), 3),
         "took_ms": round((time.perf_counter() - started) * 1000, 1),
-        "vault": str(index.settings.vault),
-        "summary": summary,
+        "summary": {key: summary[key] for key in SUMMARY_KEYS},
         "rules": RULES,
         "sections": out,
     }
@@ -1029,7 +1030,7 @@ def _summary_line(report: dict[str, Any]) -> str:
 
 
 def to_text(report: dict[str, Any], max_items: int = 20) -> str:
-    lines = [f"Vault health for {report['vault']} ({report['took_ms']:.0f} ms)", _summary_line(report)]
+    lines = [f"Vault health ({report['took_ms']:.0f} ms)", _summary_line(report)]
     for sec in sorted(report["sections"], key=lambda s: SEVERITY_ORDER[s["severity"]]):
         if not sec["count"]:
             continue
@@ -1047,7 +1048,8 @@ def to_text(report: dict[str, Any], max_items: int = 20) -> str:
 def to_markdown(report: dict[str, Any], max_items: int = 50) -> str:
     """A report to save as a note. Paths are `code`, never [[links]]: saving it must not change the graph."""
     # No tags in the frontmatter: a tag only this note carries would be the next report's "tag used once".
-    lines = ["---", f"generated: {report['generated_at']}", "---", "",
+    generated = datetime.fromtimestamp(report["generated_at"], UTC).isoformat(timespec="seconds")
+    lines = ["---", f"generated: {generated}", "---", "",
              "# Vault health", "", _summary_line(report), ""]
     for sec in sorted(report["sections"], key=lambda s: SEVERITY_ORDER[s["severity"]]):
         if not sec["count"]:

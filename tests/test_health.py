@@ -9,7 +9,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from jsonschema import Draft7Validator
 
+from build_tasks import protocol
 from sidecar import health
 from sidecar.app import VaultIndex
 from sidecar.cli import main
@@ -20,7 +22,7 @@ from tests.conftest import DEMO_VAULT, open_index
 
 @pytest.fixture(scope="module")
 def report(demo_index: VaultIndex) -> dict[str, Any]:
-    return demo_index.health()
+    return health.build_health(demo_index, details=True)  # + machine-readable fields: exact checks
 
 
 def section(report: dict[str, Any], section_id: str) -> list[dict[str, Any]]:
@@ -35,8 +37,18 @@ def paths(report: dict[str, Any], section_id: str) -> set[str]:
 
 
 # ---- shape ----------------------------------------------------------------------------------------
+def test_the_plain_report_keeps_the_protocol_contract(demo_index: VaultIndex) -> None:
+    plain = demo_index.health()
+    errors = [f"{'/'.join(map(str, e.path))}: {e.message}"
+              for e in Draft7Validator(protocol.result_schema("health")).iter_errors(plain)]
+    assert errors == []
+    assert all(set(i) <= {"path", "line", "message", "fix", "severity", "related"}
+               for s in plain["sections"] for i in s["items"])
+
+
 def test_report_shape(report: dict[str, Any]) -> None:
-    assert set(report) >= {"generated_at", "took_ms", "summary", "rules", "sections"}
+    assert set(report) == {"generated_at", "took_ms", "summary", "rules", "sections"}
+    assert isinstance(report["generated_at"], float) and report["took_ms"] >= 0
     assert set(report["summary"]) == set(health.SUMMARY_KEYS)
     assert [s["id"] for s in report["sections"]] == list(health.SECTION_IDS)
     assert report["rules"] and all(isinstance(r, str) for r in report["rules"])
@@ -52,11 +64,10 @@ def test_report_shape(report: dict[str, Any]) -> None:
     assert report["summary"]["notes"] == demo_facts.NOTE_COUNT_INDEXABLE
 
 
-def test_only_requested_sections(demo_index: VaultIndex) -> None:
+def test_only_requested_sections(demo_index: VaultIndex, report: dict[str, Any]) -> None:
     part = demo_index.health(["secrets", "orphans"])
     assert [s["id"] for s in part["sections"]] == ["secrets", "orphans"]
-    assert part["summary"]["secrets"] == len(demo_facts.SECRETS)
-    assert part["summary"]["unresolved_links"] is None
+    assert part["summary"] == report["summary"]  # the summary always counts everything
     with pytest.raises(ValueError, match="unknown health section"):
         demo_index.health(["no_such_section"])
 
@@ -67,6 +78,7 @@ def test_broken_links_with_lines_and_suggestions(report: dict[str, Any]) -> None
     assert {(i["path"], i["target"], i["line"]) for i in items} == set(demo_facts.BROKEN_LINKS)
     assert report["summary"]["unresolved_targets"] == len({t for _, t, _ in demo_facts.BROKEN_LINKS})
     goals = next(i for i in items if i["target"] == "Goals 2027")
+    assert goals["matches"][0]["path"] == "Archive/2025 Goals.md"  # words reordered: found by meaning
     assert goals["related"][0]["path"] == "Archive/2025 Goals.md"  # the close name comes first
     assert "2025 Goals" in goals["message"]
     for item in items:
@@ -200,7 +212,8 @@ def test_coverage_stale_skipped_excluded_and_alias_links(demo_copy: Path, tmp_pa
         (demo_copy / "Home.md").write_text("# Home\n\nRewritten since the index.\n", encoding="utf-8")
         (demo_copy / "Reading" / "Quotes.md").unlink()
         (demo_copy / "Later.md").write_text("Not indexed yet.\n", encoding="utf-8")
-        result = index.health(["excluded_links", "skipped", "stale", "lexical_only", "unresolved_links"])
+        result = health.build_health(index, ["excluded_links", "skipped", "stale", "lexical_only", "unresolved_links"],
+                                     details=True)
     finally:
         index.close()
     excluded = {(i["target"], i["file"], i["reason"]) for i in section(result, "excluded_links")}
@@ -214,7 +227,7 @@ def test_coverage_stale_skipped_excluded_and_alias_links(demo_copy: Path, tmp_pa
     assert section(result, "lexical_only") == []
     # Obsidian resolves by file name, not by alias or title: the fix writes the file name (or the path,
     # where the name is shared) in front.
-    fixes = {i["target"]: (i["related"][0], i["fix"]) for i in section(result, "unresolved_links") if i["related"]}
+    fixes = {i["target"]: (i["matches"][0], i["fix"]) for i in section(result, "unresolved_links") if i["matches"]}
     alias, fix = fixes["Reciprocal Rank Fusion"]
     assert (alias["path"], alias["match"]) == ("Projects/Search Engine/Ranking with RRF.md", "alias")
     assert '"Ranking with RRF|Reciprocal Rank Fusion"' in fix
@@ -228,8 +241,8 @@ def test_without_a_model_or_notes(demo_copy: Path, tmp_path: Path) -> None:
     try:
         assert index.health()["summary"]["notes"] == 0  # never indexed: an empty report, no error
         index.index()
-        result = index.health()
-        chunks = index.status()["chunks"]
+        result = health.build_health(index, details=True)
+        chunks = int(str(index.status()["chunks"]))
     finally:
         index.close()
     summary = result["summary"]
@@ -251,6 +264,7 @@ def test_cli_markdown_and_json(demo_index: VaultIndex, capsys: pytest.CaptureFix
     assert main(["health", *where, "--json", "--section", "secrets"]) == 0
     parsed = json.loads(capsys.readouterr().out)
     assert parsed["summary"]["secrets"] == len(demo_facts.SECRETS)
+    assert {i["kind"] for i in parsed["sections"][0]["items"]} == demo_facts.SECRET_KINDS  # details on
     assert main(["health", *where]) == 0
     text = capsys.readouterr().out
     assert "ERROR: Links to notes that do not exist (4)" in text
