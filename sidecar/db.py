@@ -41,8 +41,6 @@ CREATE TABLE IF NOT EXISTS notes(
     lines INTEGER NOT NULL,
     indexed_at REAL NOT NULL
 );
-CREATE INDEX IF NOT EXISTS notes_path_lower ON notes(path_lower);
-CREATE INDEX IF NOT EXISTS notes_name_lower ON notes(name_lower);
 CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY,
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,

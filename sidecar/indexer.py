@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from sidecar.chunk import chunk_note
@@ -23,6 +24,7 @@ from sidecar.parse import parse_note
 from sidecar.redact import redact
 from sidecar.store import FileState, PendingVector, Store
 from sidecar.vault import ScanResult, Skip, UnreadableNote, Vault, VaultFile
+from sidecar.vectors import Matrix
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,7 @@ class Prepared:
 
 
 ProgressFn = Callable[[Progress], None]
+Encoded = tuple[list[int], Matrix]
 
 
 def content_digest(text: str) -> str:
@@ -129,6 +132,8 @@ class Indexer:
         if not cancel.is_set():
             self._finish(scan, report, renamed_or_deleted, progress, cancel)
         report.cancelled = cancel.is_set()
+        if report.changed_paths or full:
+            self.store.checkpoint()
         report.vectors_missing = len(self.store.chunks_missing_vectors()) if self.embedder else self._chunk_count()
         report.seconds = time.perf_counter() - started
         progress(Progress("done", report.scanned, report.scanned))
@@ -168,12 +173,17 @@ class Indexer:
         gone_by_hash = {st.content_hash: (path, st.note_id) for path, st in gone.items()}
         structural = bool(gone)
         batch = max(1, self.settings.notes_per_transaction)
-        for start in range(0, len(todo), batch):
-            if cancel.is_set():
-                return structural
-            pending = self._write_batch(todo[start:start + batch], states, gone_by_hash, report)
-            self._embed(pending, report)
-            progress(Progress("notes", min(start + batch, len(todo)), len(todo)))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encode") as encoder:
+            in_flight: Future[Encoded] | None = None
+            for start in range(0, len(todo), batch):
+                if cancel.is_set():
+                    break
+                pending = self._write_batch(todo[start:start + batch], states, gone_by_hash, report)
+                # Encoding (tokenizer in Rust, numpy) releases the GIL: it overlaps the next batch's parsing.
+                self._store_encoded(in_flight, report)
+                in_flight = encoder.submit(self._encode, pending) if pending and self.embedder else None
+                progress(Progress("notes", min(start + batch, len(todo)), len(todo)))
+            self._store_encoded(in_flight, report)
         structural |= report.added > 0
         self._delete_gone(gone, gone_by_hash, report)
         return structural
@@ -263,6 +273,23 @@ class Indexer:
         self._embed_missing(report, progress, cancel)
 
     # ---- embedding ----------------------------------------------------------------------
+    def _encode(self, pending: list[PendingVector]) -> Encoded:
+        assert self.embedder is not None
+        return [p.chunk_id for p in pending], self.embedder.encode([p.text for p in pending])
+
+    def _store_encoded(self, future: Future[Encoded] | None, report: IndexReport) -> None:
+        if future is None:
+            return
+        ids, matrix = future.result()
+        self.store.begin()
+        try:
+            self.store.put_vectors(ids, matrix)
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+        report.embedded += len(ids)
+
     def _embed(self, pending: list[PendingVector], report: IndexReport) -> None:
         if self.embedder is None or not pending:
             return

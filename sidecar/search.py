@@ -24,6 +24,7 @@ from sidecar.snapshot import Snapshot
 Mode = Literal["hybrid", "lexical", "semantic"]
 MODES = ("hybrid", "lexical", "semantic")
 CHARS_PER_TOKEN = 4  # the usual estimate for English prose; documented in the protocol
+MAX_QUERY_CHARS = 4000  # a pasted page is searched by its beginning; BM25 and one embedding need no more
 
 
 @dataclass(frozen=True)
@@ -257,12 +258,13 @@ class Searcher:
     def search(self, query: str, limit: int = 10, filters: Filters | None = None, mode: str = "hybrid",
                max_tokens: int | None = None, explain: bool = False) -> dict[str, Any]:
         started = time.perf_counter()
-        query, limit, mode = _validate(query, limit, mode, max_tokens)
+        typed = query[:MAX_QUERY_CHARS] if isinstance(query, str) else query  # a trailing space ends the last word
+        query, limit, mode = _validate(typed, limit, mode, max_tokens)
         filters = filters or Filters()
         vectors_available = self.embedder is not None and len(self.snap.vector_ids) > 0
         effective_mode = mode if vectors_available or mode == "lexical" else "lexical"
         allowed = allowed_notes(self.conn, filters)
-        lexq = build_query(query)
+        lexq = build_query(typed)
         cands = self._candidates(query, lexq, allowed, effective_mode)
         weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
             if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
@@ -368,8 +370,6 @@ class Searcher:
 def _validate(query: object, limit: object, mode: object, max_tokens: object) -> tuple[str, int, str]:
     if not isinstance(query, str) or not query.strip():
         raise InvalidParams("query must be a non-empty string")
-    if len(query) > 4000:
-        raise InvalidParams("query is too long (4,000 characters at most)")
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
         raise InvalidParams("limit must be an integer from 1 to 100")
     if mode not in MODES:

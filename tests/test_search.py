@@ -1,0 +1,166 @@
+"""search() and related() over the real demo index."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sidecar.app import VaultIndex
+from sidecar.errors import InvalidParams, NotFound
+from sidecar.vectors import dequantize, quantize
+from tests import demo_facts
+from tests.conftest import WriteNote, open_index
+from tests.test_lexical import HOSTILE
+
+SIGNALS = ("fused", "bm25_rank", "vector_similarity", "vector_rank", "graph_boost", "recency_boost")
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_any_text_is_a_valid_query(demo_index: VaultIndex, query: str) -> None:
+    if not query.strip():
+        pytest.skip("empty after stripping: an invalid-params error, tested below")
+    for mode in ("hybrid", "lexical", "semantic"):
+        res = demo_index.search(query, mode=mode)
+        assert isinstance(res["results"], list)
+
+
+
+@pytest.mark.parametrize("bad", [{"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 101},
+                                 {"query": "x", "mode": "fuzzy"}, {"query": "x", "max_tokens": 0}])
+def test_bad_parameters_are_invalid_params(demo_index: VaultIndex, bad: dict[str, object]) -> None:
+    with pytest.raises(InvalidParams):
+        demo_index.search(**bad)  # type: ignore[arg-type]
+
+
+def test_result_shape_and_null_is_not_zero(demo_index: VaultIndex) -> None:
+    res = demo_index.search("SQLITE_BUSY", mode="lexical", limit=3)
+    top = res["results"][0]
+    assert {"path", "title", "heading", "snippet", "highlights", "start_line", "end_line", "band", "score",
+            "scores", "reason"} <= set(top)
+    assert set(top["scores"]) == set(SIGNALS)
+    assert top["scores"]["bm25_rank"] == 1
+    assert top["scores"]["vector_similarity"] is None  # lexical mode: the vector signal did not run
+    assert "SQLITE_BUSY" in "".join(top["snippet"][s:e] for s, e in top["highlights"])
+    semantic = demo_index.search("keeping the servers alive during a blackout", mode="semantic")["results"][0]
+    assert semantic["scores"]["bm25_rank"] is None and semantic["scores"]["vector_similarity"] > 0
+
+
+def test_cjk_and_portuguese_are_findable(demo_index: VaultIndex) -> None:
+    for term in demo_facts.CHINESE_TERMS:
+        assert demo_index.search(term, mode="lexical")["results"][0]["path"] == demo_facts.CHINESE_NOTE, term
+    for term in demo_facts.PORTUGUESE_TERMS:
+        paths = [r["path"] for r in demo_index.search(term, mode="lexical")["results"][:3]]
+        assert demo_facts.PORTUGUESE_NOTE in paths, term
+
+
+def test_prefix_of_the_word_being_typed(demo_index: VaultIndex) -> None:
+    assert demo_index.search("sourdou", mode="lexical")["results"][0]["path"] == "Cooking/Sourdough Bread.md"
+    assert demo_index.search("sourdou ", mode="lexical")["results"] == []  # a finished word is not a prefix
+
+
+def test_filters(demo_index: VaultIndex) -> None:
+    def paths(**filters: object) -> set[str]:
+        return {r["path"] for r in demo_index.search("notes", limit=50, filters=filters)["results"]}
+
+    assert paths(folder="Home Lab") and all(p.startswith("Home Lab/") for p in paths(folder="Home Lab"))
+    tagged = {r[0] for r in demo_index.reader().execute(
+        "SELECT n.path FROM notes n JOIN tags t ON t.note_id = n.id WHERE t.tag_lower LIKE 'project%'")}
+    assert paths(tag="project") <= tagged
+    recipes = paths(fields={"type": "recipe"})
+    assert recipes and all(p.startswith("Cooking/") for p in recipes)
+    assert paths(modified_since=time.time() + 3600) == set()
+    some = next(iter(paths()))
+    assert some not in paths(exclude_path=some)
+    with_sql = {r["path"] for r in demo_index.search("SQLITE_BUSY", limit=50)["results"]}
+    without = {r["path"] for r in demo_index.search("SQLITE_BUSY", limit=50, filters={"exclude_terms": ["SQLITE_BUSY"]})["results"]}
+    assert with_sql and not (with_sql & without & {"Projects/Search Engine/Debugging Log.md"})
+
+
+def test_max_tokens_budget_truncates_never_drops(demo_index: VaultIndex) -> None:
+    res = demo_index.search("sourdough", limit=5, max_tokens=60)
+    texts = [r["text"] for r in res["results"]]
+    assert len(texts) == len(res["results"]) and sum(len(t) for t in texts) <= 60 * 4 + len(texts)
+    assert any(r["truncated"] for r in res["results"])
+    assert all(t.endswith("…") for r, t in zip(res["results"], texts, strict=True) if r["truncated"])
+
+
+def test_explain_shows_every_ingredient(demo_index: VaultIndex) -> None:
+    exp = demo_index.search("_rrf_fuse", explain=True)["explanation"]
+    assert exp["leg_weights"]["lexical"] > exp["leg_weights"]["semantic"]  # identifier-like: leans lexical
+    assert {"rrf_k", "graph_weight", "recency_weight", "column_weights", "fts_query", "thresholds"} <= set(exp)
+
+
+def test_unanswerable_question_is_flagged_not_presented_as_a_hit(demo_index: VaultIndex) -> None:
+    res = demo_index.search("how to change a flat car tyre")
+    assert res["band"] in ("low", "medium") and res["caveat"]
+    exact = demo_index.search("SQLITE_BUSY")
+    assert exact["band"] == "high" and exact["caveat"] is None
+
+
+def test_related_for_a_saved_note(demo_index: VaultIndex) -> None:
+    res = demo_index.related(path="Cooking/Sourdough Bread.md", limit=10)
+    paths = [r["path"] for r in res["results"]]
+    assert "Cooking/Sourdough Bread.md" not in paths
+    assert all(r["reasons"] for r in res["results"])
+    backlinks = {r[0] for r in demo_index.reader().execute(
+        "SELECT n.path FROM links l JOIN notes n ON n.id = l.source_id JOIN notes t ON t.id = l.target_id"
+        " WHERE t.path = 'Cooking/Sourdough Bread.md' AND n.path != t.path")}
+    marked = {r["path"] for r in res["results"] if any(x["kind"] == "links_here" for x in r["reasons"])}
+    assert marked and marked <= backlinks
+
+
+def test_related_uses_the_unsaved_buffer(demo_index: VaultIndex) -> None:
+    saved = demo_index.related(path="Inbox.md", limit=5)
+    buffer = "# Inbox\n\n## Climbing\nI want to train finger strength for bouldering with [[Hangboard Protocol]].\n"
+    edited = demo_index.related(path="Inbox.md", text=buffer, cursor_heading="Climbing", limit=5)
+    assert [r["path"] for r in edited["results"]] != [r["path"] for r in saved["results"]]
+    hang = next(r for r in edited["results"] if r["path"] == "Hobbies/Bouldering/Hangboard Protocol.md")
+    assert hang["already_linked"] is True  # linked from the buffer: marked, not hidden
+    assert any(r["path"].startswith("Hobbies/Bouldering/") and not r["already_linked"] for r in edited["results"])
+
+
+def test_related_errors(demo_index: VaultIndex) -> None:
+    with pytest.raises(InvalidParams):
+        demo_index.related()
+    with pytest.raises(NotFound):
+        demo_index.related(path="../outside.md")
+
+
+def test_resolve_note_suggests(demo_index: VaultIndex) -> None:
+    assert demo_index.resolve_note("Sourdough Bread") == "Cooking/Sourdough Bread.md"
+    with pytest.raises(NotFound) as info:
+        demo_index.resolve_note("Sourdoug Bred")
+    assert "Sourdough Bread" in info.value.data["suggestions"]  # type: ignore[operator]
+
+
+def test_int8_vectors_keep_cosine() -> None:
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(200, 256)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    back = dequantize(quantize(m))
+    assert np.min(np.sum(m * back, axis=1)) > 0.999
+
+
+def test_vec0_knn_agrees_with_numpy(demo_index: VaultIndex) -> None:
+    if not demo_index.backend.vec_version:
+        pytest.fail("sqlite-vec should load here (sqlean.py + sqlite-vec are pinned dependencies)")
+    snap = demo_index.snapshot()
+    assert demo_index.embedder is not None
+    q = demo_index.embedder.encode(["sourdough starter feeding schedule"])[0]
+    sims = snap.matrix @ q
+    top_numpy = [int(snap.vector_ids[i]) for i in np.argsort(-sims)[:10]]
+    top_vec0 = [cid for cid, _ in demo_index.store.vectors.knn_sql(q, 10)]
+    assert len(set(top_numpy) & set(top_vec0)) >= 9
+
+
+def test_search_sees_new_notes_without_reopening(tmp_path: Path, write_note: WriteNote) -> None:
+    write_note("a.md", "# A\nalpha")
+    index = open_index(tmp_path / "vault", tmp_path / "idx")
+    index.index()
+    assert index.search("gondola", mode="lexical")["results"] == []
+    write_note("b.md", "# B\nthe gondola of the airship")
+    index.index()
+    assert index.search("gondola")["results"][0]["path"] == "b.md"  # snapshot reloaded on the new generation
