@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from functools import cached_property
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import unquote
 
 import numpy as np
 import numpy.typing as npt
@@ -306,7 +305,7 @@ def best_rows(score: npt.NDArray[np.float32], k: int) -> list[int]:
 def scan_disk(vault: Vault) -> DiskFiles:
     """Notes on disk with their size/mtime, and every file the exclusion rules leave out."""
     disk = DiskFiles()
-    for rel, st in vault._walk():  # the same walk the indexer scans with (hidden folders pruned)
+    for rel, st in vault.walk():  # the same walk the indexer scans with (hidden folders pruned)
         reason = vault.exclusion_reason(rel)
         if reason:
             disk.excluded[rel] = reason
@@ -431,8 +430,7 @@ def normalise_heading(text: str) -> str:
 
 def anchor_problem(anchor: str, kind: str, target: NoteRow) -> str | None:
     """Why an anchor does not exist in the target note, or None when it does."""
-    text = unquote(anchor) if kind == "markdown" else anchor
-    text = text.strip()
+    text = anchor.strip()  # markdown anchors arrive percent-decoded from the parser
     if not text:
         return None
     if text.startswith("^"):

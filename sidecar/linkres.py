@@ -15,7 +15,6 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +38,7 @@ class PathIndex:
                 self._by_name[name[:-3]].append(path)
 
     def resolve(self, target: str, source: str, kind: str = "link") -> Resolution:
-        raw = unquote(target) if kind == "markdown" else target
-        raw = raw.strip().replace("\\", "/")
+        raw = target.strip().replace("\\", "/")  # markdown targets arrive percent-decoded from the parser
         if not raw:
             return Resolution(source)  # [[#Heading]] points at the note itself
         low = raw.lower()

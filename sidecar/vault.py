@@ -97,7 +97,7 @@ class Vault:
         notes: list[VaultFile] = []
         attachments: list[str] = []
         skipped: list[Skip] = []
-        for rel, st in self._walk():
+        for rel, st in self.walk():
             if self.exclusion_reason(rel):
                 continue
             if not rel.lower().endswith(NOTE_SUFFIX):
@@ -108,7 +108,7 @@ class Vault:
                 notes.append(VaultFile(rel, st.st_size, st.st_mtime_ns))
         return ScanResult(notes, attachments, skipped)
 
-    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+    def walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """Files below the root; hidden folders are pruned, symlinks must stay inside the vault."""
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
             base = Path(dirpath)

@@ -283,7 +283,7 @@ def test_heading_anchor_rules() -> None:
     assert health.anchor_problem("setup linux macos", "link", note) is None
     assert health.anchor_problem("Why RRF", "link", note) is None
     assert health.anchor_problem("Setup: Linux & macOS#Why RRF?", "link", note) is None  # nested: last part
-    assert health.anchor_problem("Why%20RRF", "markdown", note) is None
+    assert health.anchor_problem("Why RRF", "markdown", note) is None
     assert health.anchor_problem("^blk-1", "link", note) is None
     assert health.anchor_problem("^nope", "link", note) == "has no block ^nope"
     assert health.anchor_problem("Missing", "link", note) == 'has no heading "Missing"'

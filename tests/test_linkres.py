@@ -47,8 +47,9 @@ def test_relative_link_cannot_escape_the_vault() -> None:
     assert resolve("../../../etc/passwd", source="Projects/Search Engine/Ranking.md") == (None, False)
 
 
-def test_markdown_links_are_percent_decoded_and_relative_first() -> None:
-    assert resolve("Deep%20Work.md", source="Reading/Other.md", kind="markdown") == ("Reading/Deep Work.md", False)
+def test_markdown_links_resolve_relative_first() -> None:
+    assert resolve("Deep Work.md", source="Reading/Other.md", kind="markdown") == ("Reading/Deep Work.md", False)
+    assert resolve("Home.md", source="Reading/Other.md", kind="markdown") == ("Home.md", False)  # then from the root
 
 
 def test_attachments_resolve_by_name_with_extension() -> None:
