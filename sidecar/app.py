@@ -48,7 +48,7 @@ class VaultIndex:
         _refuse_index_inside_vault(settings)
         settings.index_dir.mkdir(parents=True, exist_ok=True)
         self._vectors_wanted = vectors
-        conn, self.backend = connect(settings.db_path, vectors=vectors)
+        conn, self.backend = connect(settings.db_path, prefer=settings.sqlite_driver, vectors=vectors)
         self.store = Store(conn, self.backend)
         self.embedder, self.model = _load_model(settings.model) if load_model else (None, ModelState(None, None, None, "model loading disabled"))
         self.indexer = Indexer(settings, self.store, self.embedder)
@@ -62,7 +62,8 @@ class VaultIndex:
         """A read connection for the calling thread (WAL: readers never wait for the writer)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn, _backend = connect(self.settings.db_path, vectors=self._vectors_wanted and bool(self.backend.vec_version))
+            conn, _backend = connect(self.settings.db_path, prefer=self.backend.driver,
+                                     vectors=self._vectors_wanted and bool(self.backend.vec_version))
             self._local.conn = conn
         return conn
 

@@ -30,6 +30,7 @@ class Settings:
     chunk_chars: int = field(default=1600, metadata=_meta("largest chunk in characters; sections split at H3, H4, paragraphs beyond it"))
     max_file_bytes: int = field(default=5_000_000, metadata=_meta("notes larger than this are skipped with a reason (ordinary notes are < 100 KB)"))
     exclude: tuple[str, ...] = field(default=(), metadata=_meta("extra gitignore-style patterns, on top of .indexignore and Obsidian's excluded files"))
+    sqlite_driver: str | None = field(default=None, metadata=_meta("force a SQLite driver: sqlean, sqlite3 or apsw (default: the first that loads sqlite-vec)", "SIDECAR_SQLITE_DRIVER"))
     embed_batch: int = field(default=512, metadata=_meta("chunks per embedding batch"))
     notes_per_transaction: int = field(default=200, metadata=_meta("notes written per transaction during a full index"))
 

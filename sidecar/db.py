@@ -3,7 +3,8 @@
 Order of preference (first that works wins, and `backend` says which):
 1. sqlean.py (bundles a recent SQLite with extension loading on Linux, macOS, Windows)
 2. the standard library sqlite3, when it was built with extension loading
-3. either of them without the extension: vectors live in a BLOB table, searched with numpy
+3. apsw (through sidecar/apsw_compat.py), which can load extensions where sqlite3 cannot
+4. any of them without the extension: vectors live in a BLOB table, searched with numpy
 """
 
 from __future__ import annotations
@@ -117,14 +118,19 @@ class Backend:
         return f"{self.driver} (SQLite {self.sqlite_version}) + {vec}"
 
 
+DRIVERS = {"sqlean": "sqlean", "sqlite3": "sqlite3", "apsw": "sidecar.apsw_compat"}
+
+
 def _driver_modules(prefer: str | None) -> list[tuple[str, ModuleType]]:
-    names = ["sqlean", "sqlite3"]
+    names = list(DRIVERS)
     if prefer:
-        names = [prefer] + [n for n in names if n != prefer]
+        if prefer not in DRIVERS:
+            raise ValueError(f"unknown SQLite driver {prefer!r}: choose one of {', '.join(DRIVERS)}")
+        names = [prefer]  # an explicit choice is not silently replaced by another driver
     found: list[tuple[str, ModuleType]] = []
     for name in names:
         try:
-            found.append((name, importlib.import_module(name)))
+            found.append((name, importlib.import_module(DRIVERS[name])))
         except ImportError:
             continue
     return found
