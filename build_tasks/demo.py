@@ -8,7 +8,7 @@ from build_tasks.setup import ensure_venv
 QUERIES = (
     ("hybrid", "why does the database say it is locked"),
     ("hybrid", "SQLITE_BUSY"),
-    ("hybrid", "receita de pão de queijo"),
+    ("hybrid", "receita de pão de queijo"),  # the seeds' false friend: no such recipe here
 )
 
 
@@ -21,6 +21,6 @@ def run(args: list[str]) -> int:
         say(f"search ({mode}): {query}")
         sh(sidecar, "search", query, "--mode", mode, "--limit", "3", *vault)
     say("related notes for a note")
-    sh(sidecar, "related", "Hybrid Search Engine", "--limit", "5", *vault, check=False)
+    sh(sidecar, "related", "Search Engine", "--limit", "5", *vault)
     say(f"next: {sidecar} serve --vault {DEMO_VAULT}   (JSON-RPC + MCP on localhost; see README)")
     return 0

@@ -19,7 +19,7 @@ from sidecar import __version__, notes_api
 from sidecar.config import Settings
 from sidecar.db import SCHEMA_VERSION, connect
 from sidecar.embed import Embedder, ModelUnavailable
-from sidecar.errors import NotFound
+from sidecar.errors import IndexNotReady, NotFound
 from sidecar.fuse import DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import Indexer, IndexReport, ProgressFn
 from sidecar.related import Related
@@ -83,15 +83,32 @@ class VaultIndex:
         rows = dict(self.reader().execute("SELECT key, value FROM meta WHERE key IN ('band_high', 'band_low')").fetchall())
         return Thresholds(float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
 
-    def save_thresholds(self, low: float, high: float) -> None:
+    def save_thresholds(self, low: float, high: float, source: str = "manual", chunks: int = 0) -> None:
         with self.indexer.lock:  # the single writer
             self.store.begin()
-            self.store.set_meta("band_low", str(low))
-            self.store.set_meta("band_high", str(high))
+            for key, value in (("band_low", low), ("band_high", high), ("band_source", source), ("band_chunks", chunks)):
+                self.store.set_meta(key, str(value))
             self.store.commit()
+
+    def _require_index(self) -> None:
+        """Searching an index that was never built would look like "no answer": say what to do instead."""
+        if self.building:
+            return
+        conn = self.reader()
+        built = conn.execute("SELECT 1 FROM meta WHERE key = 'last_indexed_at'").fetchone() or \
+            conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone()  # a run that was cut short still serves
+        if built is None:
+            raise IndexNotReady(f"the index for {self.settings.vault} is not built yet: run `sidecar index --vault "
+                                f"{self.settings.vault}` (or `sidecar serve`, which builds it)")
+
+    def thresholds_info(self) -> dict[str, object]:
+        t = self.thresholds()
+        source = self.reader().execute("SELECT value FROM meta WHERE key = 'band_source'").fetchone()
+        return {"high": t.high, "low": t.low, "source": "default" if source is None else str(source[0])}
 
     def search(self, query: str, limit: int = 10, filters: dict[str, Any] | None = None, mode: str = "hybrid",
                max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None) -> dict[str, Any]:
+        self._require_index()
         searcher = Searcher(self.reader(), self.snapshot(), self.embedder, self.thresholds(), ranking or self.ranking)
         result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain)
         result["index_building"] = self.building
@@ -99,6 +116,7 @@ class VaultIndex:
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
                 limit: int = 10) -> dict[str, Any]:
+        self._require_index()
         finder = Related(self.reader(), self.snapshot(), self.embedder, self.thresholds())
         result = finder.related(path, text, cursor_heading, limit)
         result["index_building"] = self.building
@@ -137,9 +155,17 @@ class VaultIndex:
     # ---- indexing -----------------------------------------------------------------------
     def index(self, full: bool = False, progress: ProgressFn | None = None,
               cancel: threading.Event | None = None) -> IndexReport:
+        from sidecar.calibrate import calibrate, needs_auto_calibration  # noqa: PLC0415  (calibrate imports app)
+
         self.building = True
         try:
-            return self.indexer.run(full=full, progress=progress, cancel=cancel)
+            report = self.indexer.run(full=full, progress=progress, cancel=cancel)
+            if not report.cancelled and needs_auto_calibration(self):
+                try:
+                    calibrate(self, source="auto")  # bands fitted to this vault until `sidecar calibrate` says otherwise
+                except ValueError as exc:
+                    log.info("automatic calibration skipped: %s", exc)
+            return report
         finally:
             self.building = False
 
@@ -170,6 +196,7 @@ class VaultIndex:
             "skipped": skipped,
             "last_indexed_at": float(last[0]) if last else None,
             "building": self.building,
+            "bands": self.thresholds_info(),
             "complete": last is not None and not self.building and chunks == with_vectors,
         }
 

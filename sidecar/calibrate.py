@@ -40,9 +40,12 @@ SENTENCE = re.compile(r"[^.!?\n]{40,240}[.!?]?")
 
 
 def pseudo_queries(index: VaultIndex, n: int, rng: random.Random) -> list[str]:
-    rows = index.reader().execute("SELECT body FROM chunks ORDER BY random() LIMIT ?", (n * 3,)).fetchall()
+    conn = index.reader()
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+    picked = rng.sample(ids, min(len(ids), n * 3))  # seeded: the same index calibrates the same way
     out: list[str] = []
-    for (body,) in rows:
+    for chunk_id in picked:
+        (body,) = conn.execute("SELECT body FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
         sentences = [s.strip() for s in SENTENCE.findall(body) if len(s.split()) >= 8 and "[REDACTED" not in s]
         if not sentences:
             continue
@@ -62,7 +65,25 @@ def top_similarity(index: VaultIndex, query: str) -> float | None:
     return None if sim is None else float(sim)
 
 
-def calibrate(index: VaultIndex, samples: int = 200, seed: int = 13, save: bool = True) -> dict[str, Any]:
+MIN_CHUNKS = 50  # below this the two populations are too small to say anything
+RECALIBRATE_GROWTH = 0.2  # automatic thresholds are re-measured when the vault grows or shrinks by 20%
+
+
+def needs_auto_calibration(index: VaultIndex) -> bool:
+    """No thresholds yet, or automatic ones measured on a noticeably different vault (never manual ones)."""
+    meta = dict(index.reader().execute(
+        "SELECT key, value FROM meta WHERE key IN ('band_source', 'band_chunks')").fetchall())
+    chunks = int(index.reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
+    if index.embedder is None or chunks < MIN_CHUNKS or meta.get("band_source") == "manual":
+        return False
+    if "band_chunks" not in meta:
+        return True
+    before = max(1, int(meta["band_chunks"]))
+    return abs(chunks - before) / before > RECALIBRATE_GROWTH
+
+
+def calibrate(index: VaultIndex, samples: int = 200, seed: int = 13, save: bool = True,
+              source: str = "manual") -> dict[str, Any]:
     if index.embedder is None:
         raise ValueError("calibration needs the embedding model (bands come from vector similarity)")
     rng = random.Random(seed)  # noqa: S311  (reproducible sampling)
@@ -87,7 +108,8 @@ def calibrate(index: VaultIndex, samples: int = 200, seed: int = 13, save: bool 
         "seconds": round(time.perf_counter() - started, 2),
     }
     if save:
-        index.save_thresholds(low, high)
+        chunks = int(index.reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
+        index.save_thresholds(low, high, source=source, chunks=chunks)
     return report
 
 

@@ -100,6 +100,20 @@ class McpState(TypedDict):
     port: int | None
 
 
+class BandThresholds(TypedDict):
+    """Confidence-band thresholds on the best section's cosine similarity."""
+
+    # At or above: band high.
+    high: float
+
+    # Below: band low; between: medium.
+    low: float
+
+    # default: built-in values; auto: measured on this vault after indexing; manual: saved by `sidecar
+    # calibrate`.
+    source: Literal["default", "auto", "manual"]
+
+
 class StatusResponse(TypedDict):
     # Sidecar package version.
     version: str
@@ -137,6 +151,7 @@ class StatusResponse(TypedDict):
     # Set while building.
     progress: Progress | None
     mcp: McpState
+    bands: BandThresholds
 
 
 class SearchFilters(TypedDict):

@@ -231,7 +231,7 @@ def term_coverage(terms: Sequence[str], text: str) -> float:
 
 def rare_terms(conn: sqlite3.Connection, terms: Sequence[str], chunk_count: int) -> set[str]:
     """Terms found in very few chunks: an exact hit on one is strong evidence whatever the cosine."""
-    limit = max(3, int(chunk_count * 0.003))
+    limit = max(5, int(chunk_count * 0.01))  # in at most 1% of sections: specific enough to be the answer
     rare = set()
     for term in terms[:8]:
         if len(term) < 4:

@@ -128,7 +128,7 @@ def _status() -> dict[str, Any]:
         "notes": 1, "chunks": 2, "chunks_with_vectors": 0, "chunks_without_vectors": 2,
         "vectors_available": False, "skipped": [{"path": "a.md", "reason": "too big"}],
         "last_indexed_at": None,
-        "building": True, "complete": False, "progress": {"phase": "scan", "done": 1, "total": 3},
+        "building": True, "complete": False, "bands": {"high": 0.6, "low": 0.4, "source": "default"}, "progress": {"phase": "scan", "done": 1, "total": 3},
         "mcp": {"enabled": False, "port": None},
     }
 

@@ -119,6 +119,7 @@ export interface StatusResponse {
   /** Set while building. */
   progress: Progress | null;
   mcp: McpState;
+  bands: BandThresholds;
 }
 
 export interface SearchFilters {
@@ -372,6 +373,19 @@ export interface ErrorData {
   /** The error's name, same as the key in components.errors (e.g. `busy`). */
   kind: string;
   [key: string]: unknown;
+}
+
+/** Confidence-band thresholds on the best section's cosine similarity. */
+export interface BandThresholds {
+  /** At or above: band high. */
+  high: number;
+  /** Below: band low; between: medium. */
+  low: number;
+  /**
+   * default: built-in values; auto: measured on this vault after indexing; manual: saved by `sidecar
+   * calibrate`.
+   */
+  source: "default" | "auto" | "manual";
 }
 
 /** Params of `status` (by name). */
