@@ -33,7 +33,7 @@ MAX_BUFFER_CHARS = 200_000  # a pasted book is not a note; keep the pane fast
 @dataclass(frozen=True)
 class RelatedWeights:
     semantic: float = 1.0
-    links_here: float = 0.35
+    links_here: float = 1.0  # a note that links here is as strong a sign as a near-identical section (link prediction: obsidian-hub 0.00 -> 0.46)
     shared_links: float = 0.12  # per shared target, up to 4
     shared_tags: float = 0.05  # per shared tag, up to 3
     other_sections: float = 0.6  # weight of sections away from the cursor
