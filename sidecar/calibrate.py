@@ -99,8 +99,8 @@ def calibrate(index: VaultIndex, samples: int = 200, seed: int = 13, save: bool 
             unanswerable.append(sim)
     if len(answerable) < 10 or len(unanswerable) < 5:
         raise ValueError("the vault is too small to calibrate; the default thresholds stay in use")
-    low = float(np.percentile(answerable, 10))
-    high = max(float(np.percentile(unanswerable, 95)), low + 0.05)
+    low = round(float(np.percentile(answerable, 10)), 4)
+    high = round(max(float(np.percentile(unanswerable, 95)), low + 0.05), 4)
     report = {
         "low": round(low, 4), "high": round(high, 4), "samples": {"answerable": len(answerable), "unanswerable": len(unanswerable)},
         "answerable": _summary(answerable), "unanswerable": _summary(unanswerable),

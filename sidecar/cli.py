@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"sidecar: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `sidecar search ... | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
