@@ -120,7 +120,11 @@ def build_app(service: Service, slot: GuardSlot) -> web.Application:
     app = web.Application(middlewares=[guard_middleware(slot)], client_max_size=MAX_BODY_BYTES)
 
     async def rpc(request: web.Request) -> web.Response:
-        body = await request.text()
+        try:
+            body = (await request.read()).decode("utf-8")
+        except UnicodeDecodeError:  # invalid UTF-8 is not JSON: the spec's parse error, not a 500
+            return web.json_response({"jsonrpc": "2.0", "id": None,
+                                      "error": {"code": -32700, "message": "Parse error: the body is not UTF-8"}})
         reply = await async_dispatch(body, methods=methods)
         if not reply:
             return web.Response(status=204)  # notifications only

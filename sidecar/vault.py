@@ -133,12 +133,38 @@ class Vault:
             return None  # vanished between listing and stat, or a dangling link
         if not stat.S_ISREG(st.st_mode):
             return None
-        if path.is_symlink() and not self._inside(path.resolve()):
-            return None
+        if path.is_symlink() and not self._servable_real(path.resolve()):
+            return None  # a link out of the vault, or to a hidden or excluded file inside it
         return st
 
     def _inside(self, real: Path) -> bool:
         return real == self.root or self.root in real.parents
+
+    def _servable_real(self, real: Path) -> bool:
+        """A real (resolved) path is inside the vault and not hidden or excluded there."""
+        if real == self.root or not self._inside(real):
+            return False
+        return self.exclusion_reason(nfc(real.relative_to(self.root).as_posix())) is None
+
+    def disk_path(self, rel: str) -> Path:
+        """The file for a vault-relative NFC path. Names made on macOS are often NFD on disk: where
+        the NFC spelling does not exist, each missing component is looked up by its NFC form."""
+        full = self.root / rel
+        if os.path.lexists(full):
+            return full
+        current = self.root
+        for part in rel.split("/"):
+            candidate = current / part
+            if not os.path.lexists(candidate):
+                try:
+                    match = next((name for name in os.listdir(current) if nfc(name) == part), None)
+                except OSError:
+                    return full
+                if match is None:
+                    return full
+                candidate = current / match
+            current = candidate
+        return current
 
     # ---- confinement --------------------------------------------------------------------
     def confine(self, user_path: str) -> str | None:
@@ -158,7 +184,7 @@ class Vault:
         rel = "/".join(parts)
         if self.exclusion_reason(rel):
             return None
-        full = self.root.joinpath(*parts)
+        full = self.disk_path(rel)
         try:
             real = full.resolve(strict=True)
         except (OSError, RuntimeError):
@@ -173,9 +199,11 @@ class Vault:
     # ---- reading ------------------------------------------------------------------------
     def read_note(self, rel: str) -> NoteText:
         """Decode a note; raises UnreadableNote with a reason the user can act on."""
-        full = self.root / rel
+        full = self.disk_path(rel)
         try:
             with open(full, "rb") as handle:
+                if not self._opened_servable(handle.fileno(), full):
+                    raise UnreadableNote("links out of the vault or to an excluded file")
                 st = os.fstat(handle.fileno())
                 if st.st_size > self.max_file_bytes:
                     raise UnreadableNote(f"too large: {st.st_size:,} bytes (limit {self.max_file_bytes:,})")
@@ -185,6 +213,37 @@ class Vault:
         except OSError as exc:
             raise UnreadableNote(f"cannot read: {exc.strerror or exc}") from exc
         return decode_note(data)
+
+
+    def _opened_servable(self, fd: int, full: Path) -> bool:
+        """Check the file actually opened, not the path: a symlink (or a folder on the way) swapped
+        between a check and the open must not hand out a file from outside the vault."""
+        opened = _fd_path(fd)
+        if opened is not None:
+            return self._servable_real(Path(opened))
+        try:  # no way to ask the OS: the path must still resolve inside, to the very file we hold
+            real = full.resolve(strict=True)
+            held, named = os.fstat(fd), os.stat(real)
+        except (OSError, RuntimeError):
+            return False
+        return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino) and self._servable_real(real)
+
+
+def _fd_path(fd: int) -> str | None:
+    """The real path of an open file from the OS (Linux /proc, macOS F_GETPATH), or None."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)")
+    except OSError:
+        pass
+    try:
+        import fcntl  # noqa: PLC0415  (POSIX only)
+
+        if hasattr(fcntl, "F_GETPATH"):
+            raw = fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024))
+            return os.fsdecode(raw.split(b"\0", 1)[0])
+    except (ImportError, OSError):
+        pass
+    return None
 
 
 def decode_note(data: bytes) -> NoteText:
