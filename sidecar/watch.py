@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 200  # an editor's write-temp-then-rename lands in one batch
 RECONCILE_SECONDS = 60.0
+STOP_POLL_MS = 500  # how often the watcher thread checks for shutdown: bounds the time a stop takes
 
 
 def interesting(root: Path) -> Callable[[Change, str], bool]:
@@ -42,7 +43,8 @@ async def watch_vault(root: Path, on_change: Callable[[set[str]], None], stop: a
                       debounce_ms: int = DEBOUNCE_MS) -> None:
     try:
         async for changes in awatch(root, watch_filter=interesting(root), debounce=debounce_ms, step=50,
-                                    stop_event=stop, recursive=True, ignore_permission_denied=True):
+                                    stop_event=stop, recursive=True, ignore_permission_denied=True,
+                                    rust_timeout=STOP_POLL_MS):
             on_change({path for _change, path in changes})
     except Exception:  # the watcher failing must not take the service down: reconcile still runs
         log.exception("file watcher stopped; changes are picked up by the periodic reconcile only")
