@@ -5,10 +5,12 @@ import type { HealthResponse, RelatedNote, RelatedResponse, SearchResponse, Sear
 import { statusBarView } from "../src/status-bar";
 import type { SidecarSnapshot } from "../src/sidecar";
 import {
+  excerptParts,
   formatBytes,
   healthReportMarkdown,
   highlightSegments,
   mcpConfigText,
+  readableMarkdown,
   renderHealth,
   renderRelated,
   renderSearchResult,
@@ -206,7 +208,7 @@ const STATUS: StatusResponse = {
   model: { name: "potion", fingerprint: "abc", dim: 256, available: true, error: null },
   notes: 120, chunks: 800, chunks_with_vectors: 800, chunks_without_vectors: 0, vectors_available: true,
   skipped: [{ path: "big.md", reason: "too large" }], last_indexed_at: 1_700_000_000, building: false, complete: true,
-  progress: null, mcp: { enabled: true, port: 8765 },
+  progress: null, mcp: { enabled: true, port: 8765 }, bands: { high: 0.6, low: 0.4, source: "auto" },
 };
 
 function snap(over: Partial<SidecarSnapshot>): SidecarSnapshot {
@@ -248,5 +250,54 @@ describe("status", () => {
     expect(text).toContain("URL: http://127.0.0.1:8765/mcp");
     expect(text).toContain('"mcpServers"');
     expect(text).toContain("Command: sidecar mcp --vault /v");
+  });
+});
+
+// Found with the picture tests (test/pictures.test.ts): raw Markdown in snippets, the note title repeated in
+// heading paths and excerpts, and the same advice under every item of a health section.
+describe("readable rows", () => {
+  it("drops link brackets, heading marks, fences and table pipes from snippets", () => {
+    expect(readableMarkdown("## Projects - [[Sourdough Bread]] — the long game - [[Miso Ramen|ramen]]"))
+      .toBe("Projects - Sourdough Bread — the long game - ramen");
+    expect(readableMarkdown("| Goal | Result | | --- | Yes, in March. |")).toBe("Goal · Result · --- · Yes, in March.");
+    expect(readableMarkdown("## Offsite: S3 ```ini [restic-offsite] C# and #tag stay")).toBe("Offsite: S3 [restic-offsite] C# and #tag stay");
+    expect(readableMarkdown(" | a | ", false, false)).toBe(" · a · ");
+  });
+
+  it("keeps highlights on the right words after the clean-up", () => {
+    const snippet = "# Sourdough Bread [[Sourdough]] | starter |";
+    renderSearchResult(root, result({ title: "Sourdough Bread", snippet, highlights: [[2, 11], [20, 29], [34, 41]] }));
+    expect([...root.querySelectorAll("mark.vs-hit")].map((m) => m.textContent)).toEqual(["Sourdough", "Sourdough", "starter"]);
+    expect(root.querySelector(".vs-snippet")?.textContent).toBe("Sourdough Bread Sourdough · starter");
+  });
+
+  it("leaves the note title out of heading paths and excerpts", () => {
+    renderSearchResult(root, result({ title: "Alpha", heading_path: ["Alpha", "Setup"] }));
+    expect(root.querySelector(".vs-heading-path")?.textContent).toBe("Setup");
+    root.empty();
+    renderSearchResult(root, result({ title: "Alpha", heading_path: ["Alpha"] }));
+    expect(root.querySelector(".vs-heading-path")).toBeNull();
+    expect(excerptParts({ title: "Hangboard", heading: "Hangboard > Repeaters", excerpt: "## Repeaters 7 seconds on, 3 off" }))
+      .toEqual({ heading: "Repeaters", text: "7 seconds on, 3 off" });
+    expect(excerptParts({ title: "Log", heading: "Log", excerpt: "# Log Sessions since [[February]]" }))
+      .toEqual({ heading: "", text: "Sessions since February" });
+    expect(excerptParts({ title: "Beta", heading: "Setup", excerpt: "See how we set it up" }))
+      .toEqual({ heading: "Setup", text: "See how we set it up" });
+  });
+
+  it("says shared advice once per health section and tells totals, counts and zeros apart", () => {
+    const fix = "Move it to a password manager";
+    renderHealth(root, { ...HEALTH, sections: [{ id: "secrets", title: "Secrets", severity: "error", count: 2, items: [
+      { path: "a.md", line: 1, message: "token", fix, severity: "error" },
+      { path: "b.md", line: 2, message: "key", fix, severity: "error" },
+    ] }, { id: "orphans", title: "Orphans", severity: "info", count: 0, items: [] }] });
+    expect([...root.querySelectorAll(".vs-health-fix")].map((f) => f.textContent)).toEqual([fix]);
+    expect(root.querySelector(".vs-health-section-fix")).not.toBeNull();
+    expect(root.querySelector("details.is-empty .vs-health-section-title")?.textContent).toBe("Orphans");
+    const chip = (label: string): Element | undefined =>
+      [...root.querySelectorAll(".vs-chip")].find((c) => c.querySelector(".vs-chip-label")?.textContent === label);
+    expect(chip("Notes")?.classList.contains("is-total")).toBe(true);
+    expect(chip("Orphans")?.classList.contains("has-count")).toBe(true);
+    expect(chip("Dead ends")?.classList.contains("is-zero")).toBe(true);
   });
 });

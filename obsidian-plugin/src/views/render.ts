@@ -47,11 +47,31 @@ export function highlightSegments(snippet: string, highlights: readonly Highligh
   return out;
 }
 
+/**
+ * Snippets and excerpts are the note's Markdown, flattened to one line. For reading, drop the syntax that
+ * only gets in the way: `[[` `]]` around links (an alias replaces its target), heading marks, code fences,
+ * and table pipes (" · " between cells). `first`/`last`: the piece starts/ends the whole text, so
+ * leading/trailing separators go too. Applied per segment, after highlighting, so offsets stay right.
+ */
+export function readableMarkdown(text: string, first = true, last = true): string {
+  let out = text
+    .replace(/\[\[[^\]|]*\|([^\]]*)\]\]/g, "$1")
+    .replace(/\[\[|\]\]/g, "")
+    .replace(/(^|\s)#{1,6}(?=\s)/g, "$1")
+    .replace(/(^|\s)(`{3,}|~{3,})[\w+-]*/g, "$1")
+    .replace(/\s*\|(?:\s*\|)*\s*/g, " · ")
+    .replace(/\s{2,}/g, " ");
+  if (first) out = out.replace(/^\s*(?:· )?/, "");
+  if (last) out = out.replace(/(?:\s·)?\s*$/, "");
+  return out;
+}
+
 export function renderHighlighted(container: HTMLElement, snippet: string, highlights: readonly Highlight[]): void {
-  for (const seg of highlightSegments(snippet, highlights)) {
+  const segments = highlightSegments(snippet, highlights);
+  segments.forEach((seg, i) => {
     if (seg.hit) container.createEl("mark", { cls: "vs-hit", text: seg.text });
-    else container.appendText(seg.text);
-  }
+    else container.appendText(readableMarkdown(seg.text, i === 0, i === segments.length - 1));
+  });
 }
 
 const BAND_LABEL: Record<Band, string> = { high: "High", medium: "Medium", low: "Low", none: "None" };
@@ -81,8 +101,10 @@ export function renderSearchResult(container: HTMLElement, r: SearchResult): HTM
   const head = row.createDiv({ cls: "vs-row-head" });
   head.createSpan({ cls: "vs-title", text: r.title || r.path });
   renderBand(head, r.band);
-  const headingPath = r.heading_path.length ? r.heading_path.join(" › ") : "";
-  row.createDiv({ cls: "vs-heading-path", text: headingPath || r.path });
+  // The heading path without the note's title in front (the row's title says it already).
+  const sameAsTitle = r.heading_path.length > 0 && r.heading_path[0]?.trim().toLowerCase() === (r.title || "").trim().toLowerCase();
+  const headingPath = (sameAsTitle ? r.heading_path.slice(1) : r.heading_path).join(" › ");
+  if (headingPath || !r.heading_path.length) row.createDiv({ cls: "vs-heading-path", text: headingPath || r.path });
   const snippet = row.createDiv({ cls: "vs-snippet" });
   renderHighlighted(snippet, r.snippet, r.highlights);
   if (r.truncated) snippet.createSpan({ cls: "vs-truncated", text: " …" });
@@ -159,12 +181,31 @@ export function renderRelatedRow(container: HTMLElement, note: RelatedNote): HTM
   for (const reason of note.reasons) {
     badges.createSpan({ cls: ["vs-badge", `vs-badge-${reason.kind}`], text: reason.label });
   }
-  if (note.excerpt) {
+  const { heading, text } = excerptParts(note);
+  if (text) {
     const excerpt = row.createDiv({ cls: "vs-excerpt" });
-    if (note.heading) excerpt.createSpan({ cls: "vs-excerpt-heading", text: `${note.heading}: ` });
-    excerpt.appendText(note.excerpt);
+    if (heading) excerpt.createSpan({ cls: "vs-excerpt-heading", text: `${heading}: ` });
+    excerpt.appendText(text);
   }
   return row;
+}
+
+/**
+ * What a related row shows under its title: the heading without the note's own title in front
+ * ("Sourdough Bread > Troubleshooting" under "Sourdough Bread" is just "Troubleshooting"), and the excerpt
+ * without a leading Markdown heading that repeats it ("## Troubleshooting Dense crumb…" → "Dense crumb…").
+ */
+export function excerptParts(note: Pick<RelatedNote, "title" | "heading" | "excerpt">): { heading: string; text: string } {
+  let parts = note.heading ? note.heading.split(" > ").map((p) => p.trim()).filter(Boolean) : [];
+  if (parts.length && note.title && parts[0]?.toLowerCase() === note.title.trim().toLowerCase()) parts = parts.slice(1);
+  const last = (note.heading ? note.heading.split(" > ").pop() ?? "" : "").trim();
+  let text = note.excerpt.trim();
+  if (last) {
+    const m = /^#{1,6}\s+(.*)$/s.exec(text);
+    const rest = m?.[1] ?? "";
+    if (m && rest.toLowerCase().startsWith(last.toLowerCase())) text = rest.slice(last.length).trim();
+  }
+  return { heading: parts.join(" › "), text: readableMarkdown(text || note.excerpt.trim()) };
 }
 
 export function renderRelated(container: HTMLElement, response: RelatedResponse | null,
@@ -226,12 +267,13 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
   }
   const summary = container.createDiv({ cls: "vs-health-summary" });
   for (const [key, value] of Object.entries(report.summary)) {
-    const chip = summary.createDiv({ cls: ["vs-chip", value > 0 && key !== "notes" ? "has-count" : "is-zero"] });
+    const chip = summary.createDiv({ cls: ["vs-chip", key === "notes" ? "is-total" : value > 0 ? "has-count" : "is-zero"] });
     chip.createSpan({ cls: "vs-chip-count", text: String(value) });
     chip.createSpan({ cls: "vs-chip-label", text: summaryLabel(key) });
   }
   for (const section of report.sections) {
     const details = container.createEl("details", { cls: ["vs-health-section", `vs-severity-${section.severity}`] });
+    if (section.count === 0) details.addClass("is-empty");
     if (section.count > 0 && section.severity !== "info") details.open = true;
     const head = details.createEl("summary", { cls: "vs-health-section-head" });
     head.createSpan({ cls: "vs-health-section-title", text: section.title });
@@ -240,12 +282,16 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
       details.createDiv({ cls: "vs-message vs-message-empty", text: section.count ? "Items not listed." : "Nothing found." });
       continue;
     }
+    // The same advice on every item (e.g. every credential) is said once, above the list.
+    const fixes = new Set(section.items.map((item) => item.fix ?? ""));
+    const sharedFix = section.items.length > 1 && fixes.size === 1 ? [...fixes][0] ?? "" : "";
+    if (sharedFix) details.createDiv({ cls: ["vs-health-fix", "vs-health-section-fix"], text: sharedFix });
     const list = details.createEl("ul", { cls: "vs-health-items" });
     for (const item of section.items) {
       const li = list.createEl("li", { cls: ["vs-health-item", "is-clickable", `vs-severity-${item.severity}`] });
       li.createSpan({ cls: "vs-health-path", text: item.line !== null ? `${item.path}:${item.line}` : item.path });
       li.createSpan({ cls: "vs-health-message", text: item.message });
-      if (item.fix) li.createDiv({ cls: "vs-health-fix", text: item.fix });
+      if (item.fix && !sharedFix) li.createDiv({ cls: "vs-health-fix", text: item.fix });
       const onOpen = handlers.onOpen;
       if (onOpen) li.addEventListener("click", (evt) => onOpen(item, evt));
       if (item.related?.length) {
