@@ -74,6 +74,7 @@ class Prepared:
 
 
 ProgressFn = Callable[[Progress], None]
+LINKS_PENDING = "links_pending"  # meta key: notes were written whose links are not resolved yet
 Encoded = tuple[list[int], Matrix]
 
 
@@ -125,10 +126,12 @@ class Indexer:
         progress(Progress("scan", 0, 0))
         scan = self.vault.scan()
         report.scanned = len(scan.notes)
+        # A run that died between writing notes and resolving links left this mark: resolve them all.
+        crashed_before_links = self.store.get_meta(LINKS_PENDING) is not None
         if full:
             self._forget_everything()
         self._check_model()
-        renamed_or_deleted = self._apply_notes(scan, report, progress, cancel)
+        renamed_or_deleted = self._apply_notes(scan, report, progress, cancel) or crashed_before_links
         if not cancel.is_set():
             self._finish(scan, report, renamed_or_deleted, progress, cancel)
         report.cancelled = cancel.is_set()
@@ -202,6 +205,8 @@ class Indexer:
         pending: list[PendingVector] = []
         self.store.begin()
         try:
+            if prepared:
+                self.store.set_meta(LINKS_PENDING, "1")  # cleared with the link resolution in _finish
             for item in prepared:
                 pending += self._write_one(item, states, gone_by_hash, report)
             self._drop_now_skipped(report, states)
@@ -247,6 +252,7 @@ class Indexer:
         if not still_gone:
             return
         self.store.begin()
+        self.store.set_meta(LINKS_PENDING, "1")
         for path, state in gone.items():
             if state.note_id in still_gone:
                 self.store.delete_note(state.note_id)
@@ -269,6 +275,7 @@ class Indexer:
                 report.changed_paths).fetchall() if report.changed_paths else []
             self.store.resolve_links([r[0] for r in changed])
         self.store.set_meta("last_indexed_at", str(time.time()))
+        self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
         self.store.commit()
         self._embed_missing(report, progress, cancel)
 
