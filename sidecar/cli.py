@@ -233,7 +233,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
     settings = settings_from(args)
     options = ServeOptions(rpc_port=args.rpc_port, mcp_port=None if args.no_mcp else args.mcp_port,
-                           watch=not args.no_watch, exit_with_parent=not args.no_parent_watch)
+                           watch=not args.no_watch, exit_with_parent=not args.no_parent_watch,
+                           **({"reconcile_seconds": args.reconcile_seconds} if args.reconcile_seconds else {}))
     return asyncio.run(serve(settings, options))
 
 
@@ -242,6 +243,8 @@ def _serve_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--mcp-port", type=int, default=0, help="MCP port on 127.0.0.1 (0: pick a free one)")
     cmd.add_argument("--no-mcp", action="store_true", help="serve JSON-RPC only")
     cmd.add_argument("--no-watch", action="store_true", help="no file watcher (the periodic reconcile still runs)")
+    cmd.add_argument("--reconcile-seconds", type=float, metavar="S",
+                     help="rescan the whole vault every S seconds, for events the OS dropped (default 60)")
     cmd.add_argument("--no-parent-watch", action="store_true", help="keep running when the parent process exits")
 
 

@@ -74,6 +74,7 @@ class Prepared:
 
 
 ProgressFn = Callable[[Progress], None]
+RACY_SECONDS = 2.0  # coarsest file timestamp in use (FAT); see _maybe_changed
 LINKS_PENDING = "links_pending"  # meta key: notes were written whose links are not resolved yet
 Encoded = tuple[list[int], Matrix]
 
@@ -101,6 +102,15 @@ def _with_warnings(note: ParsedNote, extra: tuple[str, ...]) -> ParsedNote:
     from dataclasses import replace  # noqa: PLC0415
 
     return replace(note, warnings=note.warnings + extra)
+
+
+def _maybe_changed(state: FileState, file: VaultFile) -> bool:
+    """Size or mtime moved, or the file is "racily clean" (as git calls it): modified so close to when
+    it was read that a same-size rewrite within one timestamp tick (coarse clocks, FAT's 2 s) would
+    look unchanged. Those are read again; an unchanged hash then only refreshes the row."""
+    if (state.size, state.mtime_ns) != (file.size, file.mtime_ns):
+        return True
+    return file.mtime_ns >= (state.indexed_at - RACY_SECONDS) * 1e9
 
 
 class Indexer:
@@ -170,8 +180,7 @@ class Indexer:
         states = self.store.file_states()
         on_disk = {f.path for f in scan.notes}
         gone = {path: st for path, st in states.items() if path not in on_disk}
-        todo = [f for f in scan.notes if f.path not in states
-                or (states[f.path].size, states[f.path].mtime_ns) != (f.size, f.mtime_ns)]
+        todo = [f for f in scan.notes if f.path not in states or _maybe_changed(states[f.path], f)]
         report.unchanged = len(scan.notes) - len(todo)
         gone_by_hash = {st.content_hash: (path, st.note_id) for path, st in gone.items()}
         structural = bool(gone)

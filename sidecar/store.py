@@ -23,6 +23,7 @@ class FileState:
     size: int
     mtime_ns: int
     content_hash: str
+    indexed_at: float = 0.0  # when the content was last read (Unix seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +71,12 @@ class Store:
 
     # ---- notes --------------------------------------------------------------------------
     def file_states(self) -> dict[str, FileState]:
-        rows = self.conn.execute("SELECT path, id, size, mtime_ns, content_hash FROM notes")
-        return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
+        rows = self.conn.execute("SELECT path, id, size, mtime_ns, content_hash, indexed_at FROM notes")
+        return {r[0]: FileState(r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
     def touch(self, note_id: int, file: VaultFile) -> None:
-        self.conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE id = ?", (file.size, file.mtime_ns, note_id))
+        self.conn.execute("UPDATE notes SET size = ?, mtime_ns = ?, indexed_at = ? WHERE id = ?",
+                          (file.size, file.mtime_ns, time.time(), note_id))
 
     def rename(self, note_id: int, new_path: str, file: VaultFile) -> None:
         self.conn.execute(
