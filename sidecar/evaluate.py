@@ -49,7 +49,8 @@ class Config:
 
 def configs(base: Ranking) -> list[Config]:
     """The seeds' plain pipeline (RRF k=60, equal weights), then each ingredient added on its own, then all."""
-    plain = replace(base, query_aware=False, graph_weight=0.0, recency_weight=0.0, lexical_weight=1.0, semantic_weight=1.0)
+    plain = replace(base, query_aware=False, graph_weight=0.0, recency_weight=0.0, lexical_weight=1.0, semantic_weight=1.0,
+                    section_bonus=0.0, coverage_weight=0.0)
     return [
         Config("lexical", "lexical", plain),
         Config("semantic", "semantic", plain),
@@ -58,6 +59,8 @@ def configs(base: Ranking) -> list[Config]:
                                                      semantic_weight=base.semantic_weight)),
         Config("rrf+query-aware", "hybrid", replace(plain, query_aware=True)),
         Config("rrf+graph", "hybrid", replace(plain, graph_weight=base.graph_weight or 0.1)),
+        Config("rrf+sections", "hybrid", replace(plain, section_bonus=base.section_bonus or 0.1)),
+        Config("rrf+coverage", "hybrid", replace(plain, coverage_weight=base.coverage_weight or 0.3)),
         Config("full", "hybrid", base),
     ]
 

@@ -21,7 +21,6 @@ from sidecar.embed import Embedder
 from sidecar.errors import InvalidParams, NotFound
 from sidecar.fuse import Thresholds
 from sidecar.lexical import make_snippet
-from sidecar.linkres import PathIndex
 from sidecar.parse import parse_note
 from sidecar.redact import redact
 from sidecar.snapshot import Snapshot
@@ -108,9 +107,8 @@ class Related:
         else:
             vectors = np.zeros((0, 1), np.float32)
         note_id = self._note_id(path) if path else None
-        paths = [r[0] for r in self.conn.execute("SELECT path FROM notes")]
-        index = PathIndex(paths)
-        ids = dict(self.conn.execute("SELECT path, id FROM notes").fetchall())
+        index = self.snap.path_index
+        ids = self.snap.note_ids
         outlinks = set()
         for link in note.links:
             target = index.resolve(link.target, path or "Untitled.md", link.kind).path
@@ -122,8 +120,10 @@ class Related:
     def _section_weights(self, headings: list[str], cursor_heading: str | None) -> np.ndarray:
         weights = np.ones(len(headings), dtype=np.float32)
         if cursor_heading:
+            # The plugin sends the heading path ("Note > Setup"); a bare heading ("Setup") matches too.
             wanted = cursor_heading.strip().lower()
-            at_cursor = [h.lower().split(" > ")[-1] == wanted if h else False for h in headings]
+            last = wanted.split(" > ")[-1]
+            at_cursor = [bool(h) and (h.lower() == wanted or h.lower().split(" > ")[-1] == last) for h in headings]
             if any(at_cursor):
                 weights = np.where(at_cursor, 1.0, self.w.other_sections).astype(np.float32)
         return weights

@@ -29,6 +29,7 @@ class Service(Protocol):
     """What the RPC adapter needs from the running server (see server.py)."""
 
     bus: EventBus
+    stopping: asyncio.Event
 
     def call_core(self, name: str, **kwargs: Any) -> Any: ...  # blocking; runs in a worker thread
     def status(self) -> dict[str, Any]: ...
@@ -115,6 +116,18 @@ def guard_middleware(slot: GuardSlot) -> Any:
     return middleware
 
 
+async def _next_frame(queue: asyncio.Queue[str], stopping: asyncio.Event) -> str | None:
+    """The next event, a keep-alive comment after a quiet while, or None when the server stops."""
+    get = asyncio.ensure_future(queue.get())
+    stop = asyncio.ensure_future(stopping.wait())
+    done, _pending = await asyncio.wait({get, stop}, timeout=HEARTBEAT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+    stop.cancel()
+    if get in done:
+        return get.result()
+    get.cancel()
+    return None if stop in done else ": keep-alive\n\n"
+
+
 def build_app(service: Service, slot: GuardSlot) -> web.Application:
     methods = build_methods(service)
     app = web.Application(middlewares=[guard_middleware(slot)], client_max_size=MAX_BODY_BYTES)
@@ -137,11 +150,10 @@ def build_app(service: Service, slot: GuardSlot) -> web.Application:
         try:
             status = await asyncio.to_thread(service.status)
             await response.write(f"event: status\ndata: {json.dumps(status)}\n\n".encode())
-            while True:
-                try:
-                    frame = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
-                except TimeoutError:
-                    frame = ": keep-alive\n\n"
+            while not service.stopping.is_set():
+                frame = await _next_frame(queue, service.stopping)
+                if frame is None:
+                    break  # shutting down: end the stream so the server can stop at once
                 await response.write(frame.encode())
         except (ConnectionResetError, asyncio.CancelledError):
             pass

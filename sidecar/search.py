@@ -75,6 +75,9 @@ class Ranking:
     recency_weight: float = 0.0  # off by default: the eval shows no gain on timeless notes
     recency_half_life_days: float = 90.0
     candidates: int = 80  # chunks per leg
+    section_bonus: float = 0.1  # share of a note's 2nd/3rd matching sections added to its score
+    coverage_weight: float = 0.3  # lift for the share of query words the best section holds: keeps the
+    # boosts above from putting a partial match over the one note that has every word
     column_weights: tuple[float, float, float, float] = (1.0, 1.0, 0.3, 1.0)  # body, heading, context (as the seeds), cjk
 
 
@@ -174,21 +177,22 @@ class NoteHit:
     fused: float
     graph_boost: float | None = None
     recency_boost: float | None = None
+    coverage_boost: float | None = None
 
     @property
     def score(self) -> float:
-        return self.fused * (1 + (self.graph_boost or 0.0) + (self.recency_boost or 0.0))
+        return self.fused * (1 + (self.graph_boost or 0.0) + (self.recency_boost or 0.0) + (self.coverage_boost or 0.0))
 
 
-def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int]) -> list[NoteHit]:
-    """Best chunk decides a note's score; further matching sections add a little (capped)."""
+def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int], section_bonus: float = 0.0) -> list[NoteHit]:
+    """Best chunk decides a note's score; its next two matching sections may add `section_bonus` of theirs."""
     by_note: dict[int, list[tuple[float, int]]] = {}
     for chunk_id, score in chunk_scores.items():
         by_note.setdefault(chunk_note[chunk_id], []).append((score, chunk_id))
     hits = []
     for note_id, items in by_note.items():
         items.sort(reverse=True)
-        extra = sum(s for s, _ in items[1:3]) * 0.1
+        extra = sum(s for s, _ in items[1:3]) * section_bonus
         hits.append(NoteHit(note_id, [c for _, c in items], items[0][0] + extra))
     hits.sort(key=lambda h: -h.fused)
     return hits
@@ -203,6 +207,17 @@ def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window
         authority = snap.graph.authority.get(hit.note_id, 0.0)
         linked = len(snap.graph.neighbours(hit.note_id) & (top - {hit.note_id}))
         hit.graph_boost = weight * (0.5 * math.sqrt(authority) + 0.5 * min(linked, 3) / 3)
+
+
+def apply_coverage_boost(hits: list[NoteHit], chunk_rows: dict[int, dict[str, Any]], terms: Sequence[str],
+                         weight: float, window: int = 30) -> None:
+    """A note whose best section holds every query word outranks one that holds some of them, even when
+    other boosts (graph, several sections) favour the partial match. Neutral for one-word queries."""
+    if weight <= 0 or len(terms) < 2:
+        return
+    for hit in hits[:window]:
+        row = chunk_rows[hit.chunks[0]]
+        hit.coverage_boost = weight * term_coverage(terms, f"{row['heading']} {row['body']} {row['context']}")
 
 
 def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ranking, now: float) -> None:
@@ -271,8 +286,9 @@ class Searcher:
         legs = {"lexical": cands.lexical, "semantic": cands.semantic}
         fused = rrf(legs, weights, self.ranking.rrf_k)
         chunk_rows = self._chunk_rows(list(fused))
-        hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()})
+        hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()}, self.ranking.section_bonus)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
+        apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)

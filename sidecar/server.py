@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 CORE_METHODS = frozenset({"search", "related", "health", "note_links"})
 PROGRESS_INTERVAL = 0.25  # seconds between progress events: enough for a smooth status bar
 PARENT_POLL_SECONDS = 1.0
+SHUTDOWN_GRACE_SECONDS = 2.0  # in-flight requests get this long; the plugin kills us after 3 s
 
 
 @dataclass
@@ -114,12 +115,15 @@ class SidecarService:
                 return
             full, self._full = self._full, False
             self.cancel_index.clear()
+            self.core.building = True  # visible in status before the run's first progress event
+            self.bus.publish("status", await asyncio.to_thread(self.status))
             try:
                 report = await loop.run_in_executor(self.writer, self._index_once, full)
             except Exception:
                 log.exception("indexing failed; the previous index keeps serving")
                 continue
             self.progress = None
+            self.bus.publish("status", await asyncio.to_thread(self.status))
             if report.changed_paths or report.full:
                 status = await asyncio.to_thread(self.core.status)
                 self.bus.publish("index_changed", {"paths": sorted(set(report.changed_paths))[:1000],
@@ -191,7 +195,7 @@ async def _start_rpc(service: SidecarService, token: str, port: int) -> tuple[we
     slot = GuardSlot()
     runner = web.AppRunner(build_app(service, slot), access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port)
+    site = web.TCPSite(runner, "127.0.0.1", port, shutdown_timeout=SHUTDOWN_GRACE_SECONDS)
     await site.start()
     bound = _bound_port(site)
     slot.guard = Guard(bound, token, frozenset({OBSIDIAN_ORIGIN}))

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
 from sidecar.db import Backend
 from sidecar.graph import Graph, load_graph
+from sidecar.linkres import PathIndex
 from sidecar.vectors import Matrix, VectorTable
 
 
-@dataclass(frozen=True)
+@dataclass
 class Snapshot:
     generation: str
     vector_ids: npt.NDArray[np.int64]  # chunk id per matrix row (sorted)
@@ -26,6 +28,13 @@ class Snapshot:
     vector_notes: npt.NDArray[np.int64]  # note id per matrix row
     graph: Graph
     chunk_count: int
+    note_ids: dict[str, int] = field(default_factory=dict)  # path -> note id
+    attachments: list[str] = field(default_factory=list)
+
+    @cached_property
+    def path_index(self) -> PathIndex:
+        """Link resolution for unsaved buffers; built once per generation, not per keystroke."""
+        return PathIndex([*self.note_ids, *self.attachments])
 
     def rows_for(self, chunk_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Matrix row of each chunk id, -1 where the chunk has no vector."""
@@ -51,7 +60,9 @@ def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None) -
     notes = np.fromiter((owner.get(int(i), -1) for i in ids), dtype=np.int64, count=len(ids))
     keep = notes >= 0  # a vector whose chunk vanished (crash between deletes) is ignored
     chunk_count = len(owner)
-    return Snapshot(generation, ids[keep], matrix[keep], notes[keep], load_graph(conn), chunk_count)
+    note_ids = {str(r[0]): int(r[1]) for r in conn.execute("SELECT path, id FROM notes")}
+    attachments = [str(r[0]) for r in conn.execute("SELECT path FROM attachments")]
+    return Snapshot(generation, ids[keep], matrix[keep], notes[keep], load_graph(conn), chunk_count, note_ids, attachments)
 
 
 class SnapshotCache:

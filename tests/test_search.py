@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from sidecar.app import VaultIndex
 from sidecar.errors import InvalidParams, NotFound
 from sidecar.vectors import dequantize, quantize
 from tests import demo_facts
-from tests.conftest import WriteNote, open_index
+from tests.conftest import DEMO_VAULT, WriteNote, open_index
 from tests.test_lexical import HOSTILE
 
 SIGNALS = ("fused", "bm25_rank", "vector_similarity", "vector_rank", "graph_boost", "recency_boost")
@@ -164,3 +165,18 @@ def test_search_sees_new_notes_without_reopening(tmp_path: Path, write_note: Wri
     write_note("b.md", "# B\nthe gondola of the airship")
     index.index()
     assert index.search("gondola")["results"][0]["path"] == "b.md"  # snapshot reloaded on the new generation
+
+
+def test_the_note_with_every_word_wins_in_every_mode(tmp_path: Path) -> None:
+    """Graph and multi-section boosts are tie-breakers: they must not lift partial matches over it."""
+    vault = tmp_path / "vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    (vault / "Cooking" / "Kombucha.md").write_text(
+        "# Kombucha\n\nSecond fermentation with ginger: the scoby stays in the first jar. Kombucha gets fizzy.\n")
+    for i in range(3):
+        (vault / f"Ginger {i}.md").write_text(f"# Ginger {i}\n\nGinger ginger tea with lemon and honey, ginger.\n")
+    index = open_index(vault, tmp_path / "idx")
+    index.index()
+    for mode in ("lexical", "hybrid", "semantic"):
+        top = index.search("kombucha scoby ginger", mode=mode)["results"][0]
+        assert top["path"] == "Cooking/Kombucha.md", mode

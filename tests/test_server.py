@@ -236,3 +236,18 @@ def test_exits_when_its_stdin_lifeline_closes(tmp_path: Path) -> None:
     assert json.loads(proc.stdout.readline())["pid"] == proc.pid
     proc.stdin.close()
     assert proc.wait(timeout=20) == 0
+
+
+def test_an_open_event_stream_does_not_hold_up_shutdown(tmp_path: Path) -> None:
+    import http.client
+
+    server = start_sidecar(DEMO_VAULT, tmp_path / "idx", "--no-mcp")
+    conn = http.client.HTTPConnection("127.0.0.1", server.rpc_port, timeout=20)
+    conn.request("GET", "/events", headers={"Host": f"127.0.0.1:{server.rpc_port}",
+                                            "Authorization": f"Bearer {server.token}"})
+    assert conn.getresponse().readline().startswith(b"event: status")
+    started = time.monotonic()
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=20) == 0
+    conn.close()
+    assert time.monotonic() - started < 3.0  # the plugin's grace period before SIGKILL
