@@ -122,6 +122,7 @@ class Indexer:
         self.embedder = embedder
         self.vault = Vault(settings.vault, settings.exclude, settings.max_file_bytes)
         self.lock = threading.Lock()
+        self._rebuild = False
 
     # ---- entry points -------------------------------------------------------------------
     def run(self, full: bool = False, progress: ProgressFn | None = None,
@@ -138,8 +139,7 @@ class Indexer:
         report.scanned = len(scan.notes)
         # A run that died between writing notes and resolving links left this mark: resolve them all.
         crashed_before_links = self.store.get_meta(LINKS_PENDING) is not None
-        if full:
-            self._forget_everything()
+        self._rebuild = full  # rewrite every note in place: readers see the old or the new copy, never a gap
         self._check_model()
         renamed_or_deleted = self._apply_notes(scan, report, progress, cancel) or crashed_before_links
         if not cancel.is_set():
@@ -153,12 +153,6 @@ class Indexer:
         return report
 
     # ---- steps --------------------------------------------------------------------------
-    def _forget_everything(self) -> None:
-        self.store.begin()
-        self.store.vectors.drop()
-        self.store.conn.execute("DELETE FROM notes")  # cascades to chunks (FTS via trigger), links, tags
-        self.store.commit()
-
     def _check_model(self) -> None:
         """A different model means every vector is re-made: never a mix of two models."""
         if self.embedder is None:
@@ -180,7 +174,7 @@ class Indexer:
         states = self.store.file_states()
         on_disk = {f.path for f in scan.notes}
         gone = {path: st for path, st in states.items() if path not in on_disk}
-        todo = [f for f in scan.notes if f.path not in states or _maybe_changed(states[f.path], f)]
+        todo = [f for f in scan.notes if self._rebuild or f.path not in states or _maybe_changed(states[f.path], f)]
         report.unchanged = len(scan.notes) - len(todo)
         gone_by_hash = {st.content_hash: (path, st.note_id) for path, st in gone.items()}
         structural = bool(gone)
@@ -229,11 +223,11 @@ class Indexer:
                    gone_by_hash: dict[str, tuple[str, int]], report: IndexReport) -> list[PendingVector]:
         path = item.file.path
         state = states.get(path)
-        if state is not None and state.content_hash == item.content_hash:
+        if state is not None and state.content_hash == item.content_hash and not self._rebuild:
             self.store.touch(state.note_id, item.file)  # saved, but the text did not change
             report.unchanged += 1
             return []
-        moved = gone_by_hash.pop(item.content_hash, None) if state is None else None
+        moved = gone_by_hash.pop(item.content_hash, None) if state is None and not self._rebuild else None
         if moved is not None:
             self.store.rename(moved[1], path, item.file)
             report.renamed += 1
@@ -245,7 +239,7 @@ class Indexer:
             report.updated += 1
         report.changed_paths.append(path)
         return self.store.upsert_note(item.file, item.content_hash, item.note, item.chunks, item.findings,
-                                      item.lines, item.chars)
+                                      item.lines, item.chars, reuse_chunks=not self._rebuild)
 
     def _drop_now_skipped(self, report: IndexReport, states: dict[str, FileState]) -> None:
         """A note that was indexed but is now unreadable (became binary, too big) leaves the index."""

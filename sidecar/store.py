@@ -92,12 +92,12 @@ class Store:
 
     def upsert_note(
         self, file: VaultFile, content_hash: str, note: ParsedNote, chunks: Sequence[Chunk],
-        findings: Sequence[Finding], lines: int, chars: int,
+        findings: Sequence[Finding], lines: int, chars: int, reuse_chunks: bool = True,
     ) -> list[PendingVector]:
-        """Write one note; returns the chunks that need a vector (new content only)."""
+        """Write one note; returns the chunks that need a vector (new content, or all of them on a rebuild)."""
         note_id = self._write_note_row(file, content_hash, note, lines, chars)
         self._replace_children(note_id, note, findings)
-        return self._sync_chunks(note_id, note.title, chunks)
+        return self._sync_chunks(note_id, note.title, chunks, reuse_chunks)
 
     def _write_note_row(self, file: VaultFile, content_hash: str, note: ParsedNote, lines: int, chars: int) -> int:
         values = (
@@ -134,11 +134,11 @@ class Store:
             "INSERT INTO findings(note_id, kind, line) VALUES (?,?,?)", [(note_id, f.kind, f.line) for f in findings]
         )
 
-    def _sync_chunks(self, note_id: int, title: str, chunks: Sequence[Chunk]) -> list[PendingVector]:
-        """Keep rows (and their vectors) whose content hash is unchanged; replace the rest."""
+    def _sync_chunks(self, note_id: int, title: str, chunks: Sequence[Chunk], reuse: bool = True) -> list[PendingVector]:
+        """Keep rows (and their vectors) whose content hash is unchanged; replace the rest (all, when not reuse)."""
         old: dict[str, list[int]] = {}
         for chunk_id, chunk_hash in self.conn.execute("SELECT id, hash FROM chunks WHERE note_id = ?", (note_id,)):
-            old.setdefault(chunk_hash, []).append(chunk_id)
+            old.setdefault(chunk_hash if reuse else f"stale:{chunk_id}", []).append(chunk_id)
         pending: list[PendingVector] = []
         for chunk in chunks:
             heading = " > ".join(chunk.heading_path)

@@ -250,3 +250,18 @@ def test_sqlite_files_are_valid_databases(demo_index: VaultIndex) -> None:
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
     assert {"notes", "chunks", "chunks_fts", "links", "tags", "findings", "skipped"} <= tables
     assert re.match(r"\d+", str(db.execute("PRAGMA user_version").fetchone()[0]))
+
+
+def test_a_full_rebuild_never_shows_a_half_empty_index(tmp_path: Path) -> None:
+    index = VaultIndex(open_index(DEMO_VAULT, tmp_path / "idx").settings.__class__(
+        vault=DEMO_VAULT, index_dir=tmp_path / "idx", notes_per_transaction=5))
+    index.index()
+    reader = open_index(DEMO_VAULT, tmp_path / "idx")  # another connection, as the server's readers are
+    seen: list[int] = []
+
+    def check(_p: object) -> None:
+        seen.append(reader.reader().execute("SELECT count(*) FROM notes").fetchone()[0])
+
+    report = index.index(full=True, progress=check)
+    assert report.updated == len(demo_facts.INDEXABLE_NOTES) and report.embedded == index.status()["chunks"]
+    assert seen and min(seen) == len(demo_facts.INDEXABLE_NOTES)
