@@ -399,10 +399,17 @@ def _with_paths(doc: _Doc, pieces: list[_Piece]) -> list[_Piece]:
     return out
 
 
+MAX_CONTEXT_CHARS = 1000  # every chunk repeats it: 100k tags must not put megabytes into each chunk
+
+
 def note_context(note: ParsedNote) -> str:
-    """Title, aliases and tags as one string, e.g. "Title | alias1, alias2 | tag1 tag2"."""
+    """Title, aliases and tags as one string, e.g. "Title | alias1, alias2 | tag1 tag2" (bounded)."""
     parts = (note.title, ", ".join(note.aliases), " ".join(note.tags))
-    return " | ".join(part for part in parts if part)
+    context = " | ".join(part for part in parts if part)
+    if len(context) <= MAX_CONTEXT_CHARS:
+        return context
+    cut = context.rfind(" ", 0, MAX_CONTEXT_CHARS)
+    return context[:cut if cut > MAX_CONTEXT_CHARS // 2 else MAX_CONTEXT_CHARS]
 
 
 def content_hash(heading_path: tuple[str, ...], text: str, context: str) -> str:

@@ -28,7 +28,7 @@ class Settings:
     index_dir: Path = field(default=Path(), metadata=_meta("folder holding this vault's index (default: per-vault folder in the user cache)", "SIDECAR_INDEX_DIR"))
     model: str | None = field(default=None, metadata=_meta("Model2Vec model: a local folder or a hub id (default: the embedded model)", "SIDECAR_MODEL"))
     chunk_chars: int = field(default=1600, metadata=_meta("largest chunk in characters; sections split at H3, H4, paragraphs beyond it"))
-    max_file_bytes: int = field(default=5_000_000, metadata=_meta("notes larger than this are skipped with a reason (ordinary notes are < 100 KB)"))
+    max_file_bytes: int = field(default=2_000_000, metadata=_meta("notes larger than this are skipped with a reason (ordinary notes are < 100 KB; 2 MB of text is about 1,300 chunks, 2 s to index)"))
     exclude: tuple[str, ...] = field(default=(), metadata=_meta("extra gitignore-style patterns, on top of .indexignore and Obsidian's excluded files"))
     sqlite_driver: str | None = field(default=None, metadata=_meta("force a SQLite driver: sqlean, sqlite3 or apsw (default: the first that loads sqlite-vec)", "SIDECAR_SQLITE_DRIVER"))
     embed_batch: int = field(default=512, metadata=_meta("chunks per embedding batch"))

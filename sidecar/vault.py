@@ -59,7 +59,7 @@ def nfc(text: str) -> str:
 
 
 class Vault:
-    def __init__(self, root: Path, extra_excludes: tuple[str, ...] = (), max_file_bytes: int = 5_000_000) -> None:
+    def __init__(self, root: Path, extra_excludes: tuple[str, ...] = (), max_file_bytes: int = 2_000_000) -> None:
         self.root = root.expanduser().resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"vault folder not found: {root}")

@@ -1,0 +1,41 @@
+"""Hostile notes under attack (bench/attack/hostile.py): each alone in `sidecar index`, then all behind serve."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from sidecar.app import VaultIndex
+from sidecar.chunk import MAX_CONTEXT_CHARS
+from sidecar.config import Settings
+from tests.attacksuite import load
+
+pytestmark = pytest.mark.slow
+
+
+def test_quick_hostile_files_index_fast_or_are_skipped_with_a_reason(tmp_path: Path) -> None:
+    result = load("hostile").run(quick=True, out=tmp_path)
+    assert result.ok, result.failures[:5]
+    assert result.figures["max_index_s"] < 2.0 and result.figures["max_peak_rss_mb"] < 600
+
+
+def test_a_note_with_100k_tags_does_not_repeat_them_in_every_chunk(tmp_path: Path) -> None:
+    """Every chunk carried the note's whole tag list: 100k tags made 1,800 chunks of 900 KB each (15 s)."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "tags.md").write_text(" ".join(f"#tag{i}" for i in range(100_000)))
+    core = VaultIndex(Settings(vault=vault, index_dir=tmp_path / "idx"), load_model=False)
+    try:
+        started = time.perf_counter()
+        core.index()
+        assert time.perf_counter() - started < 5
+        longest = core.reader().execute("SELECT max(length(context)) FROM chunks").fetchone()[0]
+        assert longest <= MAX_CONTEXT_CHARS
+    finally:
+        core.close()
+
+
+def test_the_default_size_limit_keeps_one_note_under_two_seconds() -> None:
+    assert Settings(vault=Path()).max_file_bytes == 2_000_000
