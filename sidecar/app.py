@@ -22,12 +22,15 @@ from sidecar.embed import Embedder, ModelUnavailable
 from sidecar.errors import IndexNotReady, NotFound
 from sidecar.fuse import DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import Indexer, IndexReport, ProgressFn
+from sidecar.redact import rules_fingerprint
 from sidecar.related import Related
 from sidecar.search import Filters, Ranking, Searcher
 from sidecar.snapshot import Snapshot, SnapshotCache
 from sidecar.store import Store
 
 log = logging.getLogger(__name__)
+
+REDACTION_RULES = "redaction_rules"  # meta key: fingerprint of the rules the stored text went through
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +162,20 @@ class VaultIndex:
 
         self.building = True
         try:
-            report = self.indexer.run(full=full, progress=progress, cancel=cancel)
+            rules = rules_fingerprint()
+            stored = self.store.get_meta(REDACTION_RULES)
+            has_notes = self.store.conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is not None
+            rules_changed = stored != rules and (stored is not None or has_notes)  # (an index from before the mark)
+            if rules_changed:
+                log.info("redaction rules changed: every note is redacted again and the old text purged")
+                self.store.conn.execute("PRAGMA secure_delete=ON")  # this run's deletes leave zeros, in the WAL too
+            try:
+                report = self.indexer.run(full=full or rules_changed, progress=progress, cancel=cancel)
+                if not report.cancelled and stored != rules:
+                    self._settle_rules(rules, purge=rules_changed)
+            finally:
+                if rules_changed:
+                    self.store.conn.execute("PRAGMA secure_delete=OFF")
             if not report.cancelled and needs_auto_calibration(self):
                 try:
                     calibrate(self, source="auto")  # bands fitted to this vault until `sidecar calibrate` says otherwise
@@ -168,6 +184,22 @@ class VaultIndex:
             return report
         finally:
             self.building = False
+
+    def _settle_rules(self, rules: str, purge: bool) -> None:
+        """After every note went through the new rules: drop what the old ones let through from the
+        index files too. FTS5 keeps deleted tokens in old segments until they are merged ('optimize'),
+        SQLite keeps deleted rows in free pages and the WAL keeps old page images: VACUUM rewrites the
+        file from live rows only, the TRUNCATE checkpoint empties the WAL. Only when the rules change,
+        so ordinary writes pay nothing; the mark is stored last, so a crash in between purges again."""
+        with self.indexer.lock:
+            conn = self.store.conn
+            if purge:
+                conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+                conn.execute("VACUUM")
+            self.store.begin()
+            self.store.set_meta(REDACTION_RULES, rules)
+            self.store.commit()
+            self.store.checkpoint()
 
     # ---- status -------------------------------------------------------------------------
     def status(self) -> dict[str, object]:

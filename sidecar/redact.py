@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import math
 import re
 from collections import Counter
@@ -613,6 +614,22 @@ def _redact_once(text: str) -> tuple[str, list[Finding]]:
         return text, findings
     parts.append(text[pos:])
     return "".join(parts), findings
+
+
+def rules_fingerprint() -> str:
+    """Changes whenever redaction may come out differently: this module's source (heuristics,
+    thresholds) and the live rule set. The index stores it; a change means every note is
+    redacted again and the old text is purged from the index files (see VaultIndex.index)."""
+    digest = hashlib.blake2b(digest_size=12)
+    try:
+        with open(__file__, "rb") as source:
+            digest.update(source.read())
+    except OSError:  # no source on disk (a frozen build): the rules alone still say a lot
+        pass
+    for rule in _RULES:
+        digest.update(repr((rule.kind, rule.priority, rule.pattern.pattern, rule.pattern.flags, rule.needles,
+                            getattr(rule.locate, "__qualname__", ""))).encode())
+    return digest.hexdigest()
 
 
 def redact(text: str) -> Redacted:
