@@ -6,11 +6,13 @@ thread, and loads the model once. Adapters never touch SQL or the indexer direct
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,18 +114,35 @@ class VaultIndex:
     def search(self, query: str, limit: int = 10, filters: dict[str, Any] | None = None, mode: str = "hybrid",
                max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None) -> dict[str, Any]:
         self._require_index()
-        searcher = Searcher(self.reader(), self.snapshot(), self.embedder, self.thresholds(), ranking or self.ranking)
-        result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain)
+        with self._one_read() as conn:
+            searcher = Searcher(conn, self.snapshot(), self.embedder, self.thresholds(), ranking or self.ranking)
+            result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain)
         result["index_building"] = self.building
         return result
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
                 limit: int = 10) -> dict[str, Any]:
         self._require_index()
-        finder = Related(self.reader(), self.snapshot(), self.embedder, self.thresholds())
-        result = finder.related(path, text, cursor_heading, limit)
+        with self._one_read() as conn:
+            finder = Related(conn, self.snapshot(), self.embedder, self.thresholds())
+            result = finder.related(path, text, cursor_heading, limit)
         result["index_building"] = self.building
         return result
+
+    @contextlib.contextmanager
+    def _one_read(self) -> Iterator[Any]:
+        """One read transaction for a whole answer: the vectors (snapshot), the candidates and the rows
+        they point at all come from one state of the index, even while the writer commits (a search
+        during a rebuild found chunk ids the next statement no longer saw)."""
+        conn = self.reader()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")  # nothing was written: this only ends the read snapshot
 
     def note_links(self, path: str) -> dict[str, Any]:
         return notes_api.note_links(self.reader(), self.indexer.vault, path)
