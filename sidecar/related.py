@@ -27,6 +27,22 @@ from sidecar.snapshot import Snapshot
 from sidecar.store import embed_text
 
 MAX_BUFFER_CHARS = 200_000  # a pasted book is not a note; keep the pane fast
+MAX_SOURCE_SECTIONS = 256  # a note of thousands of sections is compared through an even sample of them
+SECTION_BLOCK = 32
+
+
+def _bounded_sections(weights: np.ndarray) -> np.ndarray:
+    """Indices of the sections to compare: all of them up to MAX_SOURCE_SECTIONS, else the ones at the
+    cursor (highest weight) first and an evenly spaced sample of the rest."""
+    m = len(weights)
+    if m <= MAX_SOURCE_SECTIONS:
+        return np.arange(m)
+    first = np.flatnonzero(weights >= weights.max())
+    if len(first) >= MAX_SOURCE_SECTIONS:
+        return first[np.linspace(0, len(first) - 1, MAX_SOURCE_SECTIONS).astype(np.int64)]
+    rest = np.setdiff1d(np.arange(m), first)
+    sample = rest[np.linspace(0, len(rest) - 1, MAX_SOURCE_SECTIONS - len(first)).astype(np.int64)]
+    return np.sort(np.concatenate([first, sample]))
 
 
 @dataclass(frozen=True)
@@ -162,10 +178,20 @@ class Related:
     def _semantic(self, src: Source, entry: Any) -> None:
         if len(src.vectors) == 0 or len(self.snap.vector_ids) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1]:
             return
-        sims = self.snap.matrix @ src.vectors.T  # (n chunks, m sections)
-        weighted = sims * src.weights[None, :]
-        best_section = weighted.argmax(axis=1)
-        best = weighted[np.arange(len(weighted)), best_section]
+        sections = _bounded_sections(src.weights)
+        rows = np.arange(len(self.snap.matrix))
+        best = np.full(len(rows), -np.inf, dtype=np.float32)
+        best_section = np.zeros(len(rows), dtype=np.int64)
+        # A block of sections at a time: memory n x SECTION_BLOCK, not n x m (a note of 3,000 sections
+        # against 20,000 chunks needed 240 MB per call). Strictly greater keeps argmax's first-wins ties.
+        for start in range(0, len(sections), SECTION_BLOCK):
+            part = sections[start:start + SECTION_BLOCK]
+            weighted = (self.snap.matrix @ src.vectors[part].T) * src.weights[None, part]
+            arg = weighted.argmax(axis=1)
+            value = weighted[rows, arg]
+            better = value > best
+            best[better] = value[better]
+            best_section[better] = part[arg[better]]
         order = np.argsort(-best)
         seen = 0
         for row in order:

@@ -39,3 +39,30 @@ def test_a_note_with_100k_tags_does_not_repeat_them_in_every_chunk(tmp_path: Pat
 
 def test_the_default_size_limit_keeps_one_note_under_two_seconds() -> None:
     assert Settings(vault=Path()).max_file_bytes == 2_000_000
+
+
+def test_related_for_a_note_of_thousands_of_sections_is_bounded(tmp_path: Path) -> None:
+    """related_notes on a note of 3,000 sections built an n x 3,000 float matrix per call (1.1 GB peak
+    with the hostile vault behind serve); now sections go in blocks, at most MAX_SOURCE_SECTIONS of them."""
+    import numpy as np
+
+    from sidecar.related import MAX_SOURCE_SECTIONS, _bounded_sections
+
+    assert list(_bounded_sections(np.ones(10, np.float32))) == list(range(10))
+    weights = np.full(3000, 0.6, np.float32)
+    weights[1234] = 1.0  # the section at the cursor is always compared
+    picked = _bounded_sections(weights)
+    assert len(picked) == MAX_SOURCE_SECTIONS and 1234 in picked and list(picked) == sorted(set(picked))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "big.md").write_text("".join(f"## Part {i}\n\nsourdough starter feeding log entry {i}\n\n" for i in range(1500)))
+    for i in range(20):
+        (vault / f"n{i}.md").write_text(f"# N{i}\n\nsourdough bread baking note {i}\n")
+    core = VaultIndex(Settings(vault=vault, index_dir=tmp_path / "idx"))
+    try:
+        core.index()
+        started = time.perf_counter()
+        result = core.related(path="big.md", limit=5)
+        assert time.perf_counter() - started < 2 and len(result["results"]) == 5
+    finally:
+        core.close()
