@@ -45,7 +45,7 @@ def make_states(vault: Path, files: int, seed: int) -> tuple[dict[str, bytes], d
     b = dict(a)
     paths = sorted(a)
     rng.shuffle(paths)
-    n = max(2, len(paths) // 50)
+    n = max(2, len(paths) // 20)  # 10 % edited, 5 % each deleted, renamed and added: seconds of work to kill
     edited, deleted, renamed = paths[:n * 2], paths[n * 2:n * 3], paths[n * 3:n * 4]
     for rel in edited:
         b[rel] = a[rel] + f"\n\nEdited in state B: crash-test line {rng.random()} [[{paths[-1][:-3]}]] #edited\n".encode()
@@ -88,6 +88,16 @@ def integrity(db: Path) -> list[str]:
     finally:
         conn.close()
     return problems
+
+
+def generation(db: Path) -> str | None:
+    """The index generation (moves on every commit), or None before the first one."""
+    conn = open_db(db)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return None if row is None else str(row[0])
+    finally:
+        conn.close()
 
 
 def state(db: Path) -> State:
@@ -181,17 +191,21 @@ def run(quick: bool = False, out: Path | None = None, files: int | None = None, 
         say(f"clean full index {ref_full:.1f} s, incremental A->B {incr:.1f} s")
         result.figures.update(notes=len(a), full_index_s=round(ref_full, 1), incremental_s=round(incr, 1))
         rows = []
-        killed = 0
+        killed = mid_write = 0
         for i in range(kills):
             full = i % 2 == 0
             if not full:  # move to the other state, so the run has real work to do
                 target = "A" if current == "B" else "B"
                 switch(vault, a if current == "A" else b, a if target == "A" else b)
                 current = target
-            delay = rng.uniform(0.2, (ref_full if full else incr) * 1.1)
+            span = ref_full if full else incr
+            delay = rng.uniform(min(1.0, span / 2), span * 1.1)  # about 1 s goes to imports and the model
+            db = index_dir / "index.sqlite3"
+            before = generation(db)
             was_running = kill_during(vault, index_dir, full, delay)
             killed += was_running
-            db = index_dir / "index.sqlite3"
+            wrote = generation(db) != before
+            mid_write += was_running and wrote
             problems = integrity(db)
             for p in problems:
                 result.fail(f"kill {i} ({'full' if full else 'incremental'} at {delay:.2f} s): {p}")
@@ -203,10 +217,11 @@ def run(quick: bool = False, out: Path | None = None, files: int | None = None, 
             for d in differences:
                 result.fail(f"kill {i} ({'full' if full else 'incremental'} at {delay:.2f} s, state {current}): "
                             f"after the restart the index differs from a clean rebuild: {d}")
-            rows.append([i, "full" if full else "incremental", f"{delay:.2f}", "killed" if was_running else "finished",
+            rows.append([i, "full" if full else "incremental", f"{delay:.2f}",
+                         ("killed after writing" if wrote else "killed before writing") if was_running else "finished",
                          "ok" if not problems else "FAIL", "equal" if not (differences or problems2) else "DIFFERS"])
             say(f"kill {i}: {rows[-1]}")
-        result.figures.update(rounds=kills, killed_mid_run=killed,
+        result.figures.update(rounds=kills, killed_mid_run=killed, killed_after_writing=mid_write,
                               integrity_failures=sum(r[4] != "ok" for r in rows),
                               restart_not_equal=sum(r[5] != "equal" for r in rows))
         print(table(["round", "run", "kill at s", "process", "integrity", "after restart"], rows))
