@@ -27,12 +27,20 @@ class Graph:
         return self.out_links.get(note_id, set()) | self.in_links.get(note_id, set())
 
 
+EDGES_SQL = "SELECT DISTINCT source_id, target_id FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
+
+
+def graph_signature(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Changes whenever a note appears or goes, or an edge does; cheap next to PageRank."""
+    notes = conn.execute("SELECT count(*), coalesce(sum(id), 0) FROM notes").fetchone()
+    edges = conn.execute(f"SELECT count(*), coalesce(sum(source_id * 1000003 + target_id), 0) FROM ({EDGES_SQL})").fetchone()
+    return hash((tuple(notes), tuple(edges))), int(edges[0])
+
+
 def load_graph(conn: sqlite3.Connection) -> Graph:
     graph = Graph()
     ids = [int(r[0]) for r in conn.execute("SELECT id FROM notes")]
-    for source, target in conn.execute(
-        "SELECT DISTINCT source_id, target_id FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
-    ):
+    for source, target in conn.execute(EDGES_SQL):
         graph.out_links[int(source)].add(int(target))
         graph.in_links[int(target)].add(int(source))
     graph.pagerank = pagerank(ids, graph.out_links)

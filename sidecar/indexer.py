@@ -147,7 +147,7 @@ class Indexer:
         report.cancelled = cancel.is_set()
         if report.changed_paths or full:
             self.store.checkpoint()
-        report.vectors_missing = len(self.store.chunks_missing_vectors()) if self.embedder else self._chunk_count()
+        report.vectors_missing = self.store.count_missing_vectors() if self.embedder else self._chunk_count()
         report.seconds = time.perf_counter() - started
         progress(Progress("done", report.scanned, report.scanned))
         return report
@@ -267,10 +267,10 @@ class Indexer:
                 cancel: threading.Event) -> None:
         progress(Progress("links", 0, 1))
         self.store.begin()
-        self.store.replace_attachments(scan.attachments)
+        attachments_changed = self.store.replace_attachments(scan.attachments)
         self.store.replace_skipped([*scan.skipped, *report.skipped])
         report.skipped = [*scan.skipped, *report.skipped]
-        if structural or report.full:
+        if structural or report.full or attachments_changed:
             self.store.resolve_links()
         else:
             changed = self.store.conn.execute(

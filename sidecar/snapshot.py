@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sidecar.db import Backend
-from sidecar.graph import Graph, load_graph
+from sidecar.graph import Graph, graph_signature, load_graph
 from sidecar.linkres import PathIndex
 from sidecar.vectors import Matrix, VectorTable
 
@@ -30,6 +30,7 @@ class Snapshot:
     chunk_count: int
     note_ids: dict[str, int] = field(default_factory=dict)  # path -> note id
     attachments: list[str] = field(default_factory=list)
+    graph_signature: tuple[int, int] = (0, 0)
 
     @cached_property
     def path_index(self) -> PathIndex:
@@ -49,20 +50,42 @@ def current_generation(conn: sqlite3.Connection) -> str:
     return "0" if row is None else str(row[0])
 
 
-def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None) -> Snapshot:
+def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, prev: Snapshot | None = None) -> Snapshot:
+    """A fresh snapshot; with `prev`, only what changed is read (an edit costs milliseconds, not a reload)."""
     generation = current_generation(conn)
-    table = VectorTable(conn, backend)
-    if dim:
-        ids, matrix = table.load(dim)
-    else:
-        ids, matrix = np.zeros(0, np.int64), np.zeros((0, 1), np.float32)
     owner = dict(conn.execute("SELECT id, note_id FROM chunks").fetchall())
+    ids, matrix = _vectors(conn, backend, dim, prev)
     notes = np.fromiter((owner.get(int(i), -1) for i in ids), dtype=np.int64, count=len(ids))
     keep = notes >= 0  # a vector whose chunk vanished (crash between deletes) is ignored
-    chunk_count = len(owner)
+    signature = graph_signature(conn)
+    graph = prev.graph if prev is not None and prev.graph_signature == signature else load_graph(conn)
     note_ids = {str(r[0]): int(r[1]) for r in conn.execute("SELECT path, id FROM notes")}
     attachments = [str(r[0]) for r in conn.execute("SELECT path FROM attachments")]
-    return Snapshot(generation, ids[keep], matrix[keep], notes[keep], load_graph(conn), chunk_count, note_ids, attachments)
+    return Snapshot(generation, ids[keep], matrix[keep], notes[keep], graph, len(owner), note_ids, attachments, signature)
+
+
+FULL_RELOAD_SHARE = 0.2  # past this share of new vectors, one sequential read beats many lookups
+
+
+def _vectors(conn: sqlite3.Connection, backend: Backend, dim: int | None,
+             prev: Snapshot | None) -> tuple[npt.NDArray[np.int64], Matrix]:
+    if not dim:
+        return np.zeros(0, np.int64), np.zeros((0, 1), np.float32)
+    table = VectorTable(conn, backend)
+    if prev is None or len(prev.vector_ids) == 0 or prev.matrix.shape[1] != dim:
+        return table.load(dim)
+    current = np.fromiter(sorted(table.ids()), dtype=np.int64)
+    added = np.setdiff1d(current, prev.vector_ids, assume_unique=True)
+    if len(added) > FULL_RELOAD_SHARE * max(len(current), 1):
+        return table.load(dim)
+    kept = np.isin(prev.vector_ids, current, assume_unique=True)
+    new_ids, new_rows = table.load_ids(added.tolist(), dim)
+    ids = np.concatenate([prev.vector_ids[kept], new_ids])
+    matrix = np.concatenate([prev.matrix[kept], new_rows]) if len(new_ids) else prev.matrix[kept]
+    if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+        order = np.argsort(ids, kind="stable")  # rows_for() needs sorted ids; SQLite may reuse a freed id
+        ids, matrix = ids[order], matrix[order]
+    return ids, matrix
 
 
 class SnapshotCache:
@@ -78,6 +101,6 @@ class SnapshotCache:
         with self._lock:  # one thread reloads; the others wait and reuse it
             snap = self._snapshot
             if snap is None or snap.generation != generation:
-                snap = load_snapshot(conn, backend, dim)
+                snap = load_snapshot(conn, backend, dim, prev=snap)
                 self._snapshot = snap
             return snap

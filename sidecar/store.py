@@ -41,6 +41,7 @@ class Store:
         self.conn = conn
         self.backend = backend
         self.vectors = VectorTable(conn, backend)
+        self._paths: tuple[dict[str, int], PathIndex] | None = None
 
     # ---- transactions -------------------------------------------------------------------
     def begin(self) -> None:
@@ -167,12 +168,20 @@ class Store:
             self.vectors.create(matrix.shape[1])
             self.vectors.put(ids, matrix)
 
+    def _without_vector(self) -> str:
+        """SQL for chunk ids that have no vector (an anti-join; no row leaves SQLite otherwise)."""
+        if not self.vectors.exists():
+            return "SELECT id FROM chunks"
+        return f"SELECT id FROM chunks WHERE id NOT IN (SELECT rowid FROM {self.vectors.table})"
+
     def chunks_missing_vectors(self, limit: int | None = None) -> list[PendingVector]:
-        have = self.vectors.ids()
         rows = self.conn.execute(
-            "SELECT c.id, n.title, c.heading, c.body FROM chunks c JOIN notes n ON n.id = c.note_id ORDER BY c.id")
-        out = [PendingVector(r[0], embed_text(r[1], r[2], r[3])) for r in rows if r[0] not in have]
-        return out[:limit] if limit else out
+            "SELECT c.id, n.title, c.heading, c.body FROM chunks c JOIN notes n ON n.id = c.note_id"
+            f" WHERE c.id IN ({self._without_vector()}) ORDER BY c.id LIMIT ?", (limit or -1,))
+        return [PendingVector(r[0], embed_text(r[1], r[2], r[3])) for r in rows]
+
+    def count_missing_vectors(self) -> int:
+        return int(self.conn.execute(f"SELECT count(*) FROM ({self._without_vector()})").fetchone()[0])
 
     # ---- skips and attachments ------------------------------------------------------------
     def replace_skipped(self, skipped: Iterable[Skip]) -> None:
@@ -180,21 +189,34 @@ class Store:
         self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
                               ((s.path, s.reason) for s in skipped))
 
-    def replace_attachments(self, paths: Iterable[str]) -> None:
+    def replace_attachments(self, paths: Iterable[str]) -> bool:
+        """Store the vault's non-note files; True when the set changed (links may resolve differently)."""
+        wanted = set(paths)
+        if wanted == {str(r[0]) for r in self.conn.execute("SELECT path FROM attachments")}:
+            return False
         self.conn.execute("DELETE FROM attachments")
-        self.conn.executemany("INSERT INTO attachments(path, path_lower) VALUES (?, ?)", ((p, p.lower()) for p in paths))
+        self.conn.executemany("INSERT INTO attachments(path, path_lower) VALUES (?, ?)", ((p, p.lower()) for p in wanted))
+        self._paths = None
+        return True
 
     # ---- links --------------------------------------------------------------------------
+    def _path_index(self, fresh: bool) -> tuple[dict[str, int], PathIndex]:
+        """Paths -> ids and the resolver over them; rebuilt when files were added, removed or renamed
+        (fresh), reused while only note contents change (an edit resolves its own links in ms)."""
+        if fresh or self._paths is None:
+            notes = {str(r[0]): int(r[1]) for r in self.conn.execute("SELECT path, id FROM notes")}
+            attachments = [str(r[0]) for r in self.conn.execute("SELECT path FROM attachments")]
+            self._paths = (notes, PathIndex([*notes, *attachments]))
+        return self._paths
+
     def resolve_links(self, only_sources: Iterable[int] | None = None) -> int:
         """(Re)resolve stored links against the current set of files; returns links updated."""
-        notes = {r[0]: r[1] for r in self.conn.execute("SELECT path, id FROM notes")}
-        attachments = [r[0] for r in self.conn.execute("SELECT path FROM attachments")]
-        index = PathIndex([*notes, *attachments])
+        ids = None if only_sources is None else list(only_sources)
+        if ids == []:
+            return 0  # nothing changed: no need to build the path index
+        notes, index = self._path_index(fresh=ids is None)
         sql = ("SELECT l.id, l.target_raw, l.kind, n.path FROM links l JOIN notes n ON n.id = l.source_id")
-        if only_sources is not None:
-            ids = list(only_sources)
-            if not ids:
-                return 0
+        if ids is not None:
             sql += f" WHERE l.source_id IN ({','.join('?' * len(ids))})"
             rows = self.conn.execute(sql, ids).fetchall()
         else:

@@ -109,31 +109,42 @@ class Vault:
         return ScanResult(notes, attachments, skipped)
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Files below the root; hidden folders are pruned, symlinks must stay inside the vault."""
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
-            base = Path(dirpath)
-            rel_dir = base.relative_to(self.root).as_posix()
-            prefix = "" if rel_dir == "." else rel_dir + "/"
-            dirnames[:] = sorted(
-                d for d in dirnames if not d.startswith(".") and self._dir_is_followable(base / d)
-            )
-            for name in sorted(filenames):
-                full = base / name
-                st = self._safe_stat(full)
+        """Files below the root, sorted; hidden folders are pruned, symlinks must stay inside the vault.
+
+        os.scandir hands out each entry's type without another system call, which keeps a
+        no-change reconcile of 17k files well under a second."""
+        stack = [(str(self.root), "")]
+        while stack:
+            folder, prefix = stack.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                continue  # vanished or unreadable folder: the next reconcile looks again
+            for entry in reversed([e for e in entries if self._walkable_dir(e)]):
+                stack.append((entry.path, prefix + entry.name + "/"))
+            for entry in entries:
+                st = self._entry_stat(entry)
                 if st is not None:
-                    yield nfc(prefix + name), st
+                    yield nfc(prefix + entry.name), st
 
-    def _dir_is_followable(self, path: Path) -> bool:
-        return not path.is_symlink()  # a symlinked folder could point anywhere: never walk it
+    @staticmethod
+    def _walkable_dir(entry: os.DirEntry[str]) -> bool:
+        try:  # a symlinked folder could point anywhere: never walk it
+            return not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
+        except OSError:
+            return False
 
-    def _safe_stat(self, path: Path) -> os.stat_result | None:
+    def _entry_stat(self, entry: os.DirEntry[str]) -> os.stat_result | None:
         try:
-            st = path.stat()
+            if entry.is_dir(follow_symlinks=False):
+                return None
+            st = entry.stat(follow_symlinks=True)
         except OSError:
             return None  # vanished between listing and stat, or a dangling link
         if not stat.S_ISREG(st.st_mode):
             return None
-        if path.is_symlink() and not self._servable_real(path.resolve()):
+        if entry.is_symlink() and not self._servable_real(Path(entry.path).resolve()):
             return None  # a link out of the vault, or to a hidden or excluded file inside it
         return st
 

@@ -95,6 +95,20 @@ class VectorTable:
         raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), dim)
         return ids, dequantize(raw)
 
+    def load_ids(self, chunk_ids: list[int], dim: int) -> tuple[npt.NDArray[np.int64], Matrix]:
+        """The vectors of some chunks (ordered by id), for refreshing the matrix after an edit."""
+        if not chunk_ids or not self.exists():
+            return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
+        rows: list[tuple[int, bytes]] = []
+        for start in range(0, len(chunk_ids), 500):
+            part = chunk_ids[start:start + 500]
+            rows += self.conn.execute(
+                f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({','.join('?' * len(part))})", part).fetchall()
+        rows.sort()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), dim)
+        return ids, dequantize(raw)
+
     def knn_sql(self, query: Matrix, k: int) -> list[tuple[int, float]]:
         """vec0 KNN in SQL (the seeds' baseline); returns (chunk id, cosine similarity)."""
         if not self.backend.vec_version:

@@ -180,3 +180,26 @@ def test_the_note_with_every_word_wins_in_every_mode(tmp_path: Path) -> None:
     for mode in ("lexical", "hybrid", "semantic"):
         top = index.search("kombucha scoby ginger", mode=mode)["results"][0]
         assert top["path"] == "Cooking/Kombucha.md", mode
+
+
+def test_incremental_snapshot_equals_a_full_reload(tmp_path: Path) -> None:
+    from sidecar.snapshot import load_snapshot
+
+    vault = tmp_path / "vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    index = open_index(vault, tmp_path / "idx")
+    index.index()
+    before = index.snapshot()
+    (vault / "Inbox.md").write_text("# Inbox\n\nnothing but a new thought about tide pools\n")
+    (vault / "Home.md").unlink()
+    (vault / "New" ).mkdir()
+    (vault / "New" / "Fresh.md").write_text("# Fresh\n\n[[Inbox]] and a brand new section about kites\n")
+    index.index()
+    after = index.snapshot()
+    assert after is not before and after.generation != before.generation
+    full = load_snapshot(index.reader(), index.backend, 256)
+    assert np.array_equal(after.vector_ids, full.vector_ids)
+    assert np.array_equal(after.vector_notes, full.vector_notes)
+    assert np.allclose(after.matrix, full.matrix)
+    assert after.graph.out_links == full.graph.out_links and after.graph.in_links == full.graph.in_links
+    assert index.search("kites")["results"][0]["path"] == "New/Fresh.md"
