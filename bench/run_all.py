@@ -66,11 +66,23 @@ def ram_bytes() -> int:
         return 0
 
 
-def machine(python: str, index_dir: Path | None, vault: Path | None) -> dict[str, Any]:
+def git_commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "sidecar"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + (" + uncommitted changes in sidecar/" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+
+
+def machine(python: str, index_dir: Path | None, vault: Path | None, commit: str) -> dict[str, Any]:
     info: dict[str, Any] = {
         "cpu": cpu_model(), "cores": os.cpu_count(), "ram_gb": round(ram_bytes() / 2**30, 1),
         "os": f"{platform.system()} {platform.release()}", "python": platform.python_version(),
         "load_avg": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
+        "commit": commit,
     }
     if index_dir is not None and vault is not None and (index_dir / "index.sqlite3").exists():
         out = subprocess.run([python, "-m", "sidecar", "status", "--json", "--vault", str(vault), "--index", str(index_dir)],
@@ -88,7 +100,7 @@ def machine(python: str, index_dir: Path | None, vault: Path | None) -> dict[str
 def machine_header(m: dict[str, Any]) -> str:
     lines = [f"Machine: {m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM, {m['os']}, Python {m['python']}",
              f"  backend: {m.get('backend', '?')}; sidecar {m.get('sidecar', '?')}, model {m.get('model', '?')}; "
-             f"load average at start {m.get('load_avg')}"]
+             f"load average at start {m.get('load_avg')}; commit {m.get('commit', '?')}"]
     return "\n".join(lines)
 
 
@@ -134,7 +146,8 @@ def summary_table(runs: list[dict[str, Any]]) -> str:
     head = (f"  {'vault':<18} {'files':>7} {'chunks':>8} {'full idx':>9} {'s/1k chunks':>11} {'RSS MB':>7} "
             f"{'index MB':>8} {'B/chunk':>8} {'edit->found':>11} {'hyb p50':>8} {'hyb p99':>8} {'lex p50':>8} "
             f"{'sem p50':>8} {'rel p50':>8} {'base hyb p50':>12}")
-    lines = ["Scaling summary (times in ms unless marked; full index = wall of a fresh `sidecar index --full`)", head]
+    lines = ["Scaling summary (times in ms unless marked; full idx = wall of a fresh `sidecar index --full`; "
+             "s/1k chunks = the indexer's own seconds per 1,000 chunks)", head]
     for r in runs:
         f, w, s = r["index"]["full"], r["index"]["warm"], r["search"]
         chunks = max(1, f["chunks"])
@@ -165,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     search_args = ["-n", args.n]
     started = time.perf_counter()
+    commit = git_commit()  # the code measured is the code at the start
     runs: list[dict[str, Any]] = []
     for files in sizes:
         vault, queries = ensure_vault(python, out, files, args.seed)
@@ -175,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     elif not args.quick and not args.no_hub:
         say(f"no obsidian-hub vault at {hub}: skipped")
     first = runs[0] if runs else None
-    mach = machine(python, Path(first["index_dir"]) if first else None, Path(first["vault"]) if first else None)
+    mach = machine(python, Path(first["index_dir"]) if first else None, Path(first["vault"]) if first else None, commit)
 
     import bench_index  # noqa: PLC0415  (same folder; only for their table printers)
     import bench_search  # noqa: PLC0415
