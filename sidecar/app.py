@@ -61,6 +61,7 @@ class VaultIndex:
         self._snapshots = SnapshotCache()
         self.ranking = Ranking()
         self.building = False
+        self._built = False
 
     # ---- connections --------------------------------------------------------------------
     def reader(self) -> Any:
@@ -85,8 +86,13 @@ class VaultIndex:
         return self._snapshots.get(self.reader(), self.backend, self.embedder.dim if self.embedder else None)
 
     def thresholds(self) -> Thresholds:
-        rows = dict(self.reader().execute("SELECT key, value FROM meta WHERE key IN ('band_high', 'band_low')").fetchall())
-        return Thresholds(float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
+        """The stored band thresholds (saving them moves the generation, so the snapshot caches them)."""
+        snap = self.snapshot()
+        if snap.thresholds is None:
+            rows = dict(self.reader().execute(
+                "SELECT key, value FROM meta WHERE key IN ('band_high', 'band_low')").fetchall())
+            snap.thresholds = (float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
+        return Thresholds(*snap.thresholds)
 
     def save_thresholds(self, low: float, high: float, source: str = "manual", chunks: int = 0) -> None:
         with self.indexer.lock:  # the single writer
@@ -97,11 +103,12 @@ class VaultIndex:
 
     def _require_index(self) -> None:
         """Searching an index that was never built would look like "no answer": say what to do instead."""
-        if self.building:
+        if self.building or self._built:
             return
         conn = self.reader()
         built = conn.execute("SELECT 1 FROM meta WHERE key = 'last_indexed_at'").fetchone() or \
             conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone()  # a run that was cut short still serves
+        self._built = built is not None  # once built, an index stays searchable: ask SQLite only until then
         if built is None:
             raise IndexNotReady(f"the index for {self.settings.vault} is not built yet: run `sidecar index --vault "
                                 f"{self.settings.vault}` (or `sidecar serve`, which builds it)")

@@ -6,7 +6,9 @@ group by note -> link-graph boost -> bands -> results with per-signal scores and
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -130,18 +132,33 @@ class Candidates:
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
                        ranking: Ranking) -> list[int]:
+    """BM25 candidates: sections holding every term first, then (if too few) those holding some.
+
+    Asking for all terms first is both the better ranking (coverage) and the fast path: OR over
+    common words makes FTS5 score tens of thousands of rows, AND intersects the posting lists."""
     if query.match is None:
         return []
+    if len(query.parts) < 2 or query.match_all is None:
+        return _bm25(conn, query.match, allowed, ranking, ranking.candidates)
+    strict = _bm25(conn, query.match_all, allowed, ranking, ranking.candidates)
+    if len(strict) >= ranking.candidates // 2:
+        return strict
+    seen = set(strict)
+    loose = [c for c in _bm25(conn, query.match, allowed, ranking, ranking.candidates) if c not in seen]
+    return strict + loose[: ranking.candidates - len(strict)]
+
+
+def _bm25(conn: sqlite3.Connection, match: str, allowed: set[int] | None, ranking: Ranking, limit: int) -> list[int]:
     weights = ", ".join(str(w) for w in ranking.column_weights)
     sql = "SELECT f.rowid FROM chunks_fts f"
-    params: list[object] = [query.match]
+    params: list[object] = [match]
     if allowed is not None:
         sql += " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.note_id IN (SELECT value FROM json_each(?))"
         params.append(_json_ids(allowed))
     else:
         sql += " WHERE chunks_fts MATCH ?"
     sql += f" ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
-    params.append(ranking.candidates)
+    params.append(limit)
     return [int(r[0]) for r in conn.execute(sql, params)]
 
 
@@ -228,35 +245,43 @@ def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ra
         hit.recency_boost = ranking.recency_weight * 0.5 ** (age_days / ranking.recency_half_life_days)
 
 
+@functools.lru_cache(maxsize=4096)
+def _term_pattern(term: str) -> re.Pattern[str]:
+    """A word (or `_`-separated part) starting with the term's stem: "locking" finds "locked"."""
+    stem = term[: max(4, len(term) - 2)]
+    return re.compile(r"(?:^|[^a-z0-9])" + re.escape(stem))
+
+
 def term_coverage(terms: Sequence[str], text: str) -> float:
-    """Share of query terms present in the text (stem-ish: a word starting with the term's stem)."""
+    """Share of query terms present in the text (stem-ish for ASCII words, substring otherwise)."""
     if not terms:
         return 0.0
     lowered = text.lower()
-    words = set(lowered.replace("_", " ").split())
     hits = 0
     for term in terms:
-        stem = term[: max(4, len(term) - 2)]
-        if not term.isascii():
-            hits += term in lowered
-        else:
-            hits += any(w.startswith(stem) for w in words) or term in lowered
+        if term in lowered:
+            hits += 1
+        elif term.isascii():
+            hits += _term_pattern(term).search(lowered) is not None
     return hits / len(terms)
 
 
-def rare_terms(conn: sqlite3.Connection, terms: Sequence[str], chunk_count: int) -> set[str]:
-    """Terms found in very few chunks: an exact hit on one is strong evidence whatever the cosine."""
+def rare_terms(conn: sqlite3.Connection, terms: Sequence[str], chunk_count: int,
+               cache: dict[str, int] | None = None) -> set[str]:
+    """Terms found in very few chunks: an exact hit on one is strong evidence whatever the cosine.
+    `cache` (kept per index generation) saves the counting query for terms seen before."""
     limit = max(5, int(chunk_count * 0.01))  # in at most 1% of sections: specific enough to be the answer
+    cache = {} if cache is None else cache
     rare = set()
     for term in terms[:8]:
         if len(term) < 4:
             continue
-        expr = build_query(f'"{term}"', prefix_last=False).match
-        if expr is None:
-            continue
-        count = conn.execute("SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-                             (expr, limit + 1)).fetchone()[0]
-        if 0 < count <= limit:
+        if term not in cache:
+            expr = build_query(f'"{term}"', prefix_last=False).match
+            cache[term] = 0 if expr is None else int(conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                (expr, limit + 1)).fetchone()[0])
+        if 0 < cache[term] <= limit:
             rare.add(term)
     return rare
 
@@ -293,7 +318,7 @@ class Searcher:
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
         hits = hits[:limit]
-        rare = rare_terms(self.conn, lexq.terms, self.snap.chunk_count) if hits else set()
+        rare = rare_terms(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else set()
         results = [self._result(h, cands, chunk_rows, note_rows, lexq, rare) for h in hits]
         if max_tokens:
             _fit_budget(results, chunk_rows, hits, max_tokens)

@@ -31,6 +31,8 @@ class Snapshot:
     note_ids: dict[str, int] = field(default_factory=dict)  # path -> note id
     attachments: list[str] = field(default_factory=list)
     graph_signature: tuple[int, int] = (0, 0)
+    term_counts: dict[str, int] = field(default_factory=dict)  # FTS document counts, for this generation
+    thresholds: tuple[float, float] | None = None  # (high, low) as stored in meta for this generation
 
     @cached_property
     def path_index(self) -> PathIndex:
