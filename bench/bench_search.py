@@ -6,9 +6,9 @@
 Measured, each after a warm-up, over the same queries in the same run:
 - ours: VaultIndex.search() in lexical, semantic and hybrid mode (p50/p95/p99, >= 300 queries
   a mode), and VaultIndex.related() for an unsaved 5,000-character buffer (p50/p95);
-- baseline, the seeds' plain pipeline: FTS5 BM25 top-k + sqlite-vec vec0 KNN
-  (VectorTable.knn_sql) + RRF k=60 over chunks, no graph, no grouping, then the rows of the
-  top results fetched; timed the same way, per mode;
+- baseline, the seeds' plain pipeline: FTS5 BM25 top-k (every query word quoted and OR-ed) +
+  sqlite-vec vec0 KNN (VectorTable.knn_sql) + RRF k=60 over chunks, no graph, no grouping, then
+  the rows of the top results fetched; timed the same way, per mode;
 - rg (ripgrep, one process a query, case-insensitive fixed string) for the literal queries over
   the vault folder, against our lexical and hybrid search on the same queries;
 - KNN alone: numpy over the in-memory matrix vs vec0 KNN, time and top-30 agreement.
@@ -118,6 +118,7 @@ def load_queries(path: Path | None, index: VaultIndex, n: int, seed: int) -> dic
 
 
 WORDS = re.compile(r"[A-Za-z][A-Za-z0-9_]{4,}")
+WORD = re.compile(r"\w+")
 
 
 def derive_queries(index: VaultIndex, seed: int) -> dict[str, Any]:
@@ -167,8 +168,15 @@ class Baseline:
         self.k = k
         self.limit = limit
 
+    @staticmethod
+    def plain_match(query: str) -> str | None:
+        """The seeds' plain FTS5 query: every word quoted, OR-ed; no stopword list, no prefix.
+        Independent of sidecar.lexical on purpose: the baseline must not move when ours does."""
+        words = list(dict.fromkeys(WORD.findall(query)))
+        return " OR ".join('"' + w.replace('"', '""') + '"' for w in words) if words else None
+
     def lexical_ids(self, query: str) -> list[int]:
-        match = build_query(query).match
+        match = self.plain_match(query)
         if match is None:
             return []
         rows = self.conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
