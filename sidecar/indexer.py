@@ -210,10 +210,11 @@ class Indexer:
         try:
             if prepared:
                 self.store.set_meta(LINKS_PENDING, "1")  # cleared with the link resolution in _finish
+            changes_before = len(report.changed_paths) + len(report.skipped)
             for item in prepared:
                 pending += self._write_one(item, states, gone_by_hash, report)
             self._drop_now_skipped(report, states)
-            self.store.commit()
+            self.store.commit(changed=len(report.changed_paths) + len(report.skipped) != changes_before)
         except BaseException:
             self.store.rollback()
             raise
@@ -279,7 +280,8 @@ class Indexer:
             self.store.resolve_links([r[0] for r in changed])
         self.store.set_meta("last_indexed_at", str(time.time()))
         self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
-        self.store.commit()
+        # A run that found nothing new must not make every reader reload its snapshot.
+        self.store.commit(changed=bool(structural or report.full or attachments_changed or report.changed_paths))
         self._embed_missing(report, progress, cancel)
 
     # ---- embedding ----------------------------------------------------------------------

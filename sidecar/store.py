@@ -47,11 +47,13 @@ class Store:
     def begin(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
 
-    def commit(self) -> None:
-        # Readers cache vectors and the graph per generation: every write moves it on.
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
-            " DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+    def commit(self, changed: bool = True) -> None:
+        """Readers cache vectors and the graph per generation: a commit that changed what they read
+        moves it on; bookkeeping alone (`changed=False`) does not make every reader reload."""
+        if changed:
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
+                " DO UPDATE SET value = CAST(value AS INTEGER) + 1")
         self.conn.execute("COMMIT")
 
     def rollback(self) -> None:

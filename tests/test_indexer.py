@@ -265,3 +265,12 @@ def test_a_full_rebuild_never_shows_a_half_empty_index(tmp_path: Path) -> None:
     report = index.index(full=True, progress=check)
     assert report.updated == len(demo_facts.INDEXABLE_NOTES) and report.embedded == index.status()["chunks"]
     assert seen and min(seen) == len(demo_facts.INDEXABLE_NOTES)
+
+
+def test_a_run_that_changes_nothing_keeps_the_generation(demo_index: VaultIndex) -> None:
+    from sidecar.snapshot import current_generation
+
+    demo_index.index()
+    before = current_generation(demo_index.reader())
+    demo_index.index()
+    assert current_generation(demo_index.reader()) == before  # readers keep their snapshot
