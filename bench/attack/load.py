@@ -177,6 +177,7 @@ def run(quick: bool = False, out: Path | None = None, seconds: float | None = No
                               full_reindexes_requested=reindexes, status_samples_building=building_seen,
                               busy=stats.busy, errors=dict(stats.errors), rss_first_third_mb=round(first, 1),
                               rss_last_third_mb=round(last, 1), rss_peak_mb=round(peak / 1024, 1),
+                              rss_mb_every_5s=[round(r / 1024) for t, r in rss[::10]],
                               latency_ms={r[0]: {"p50": float(r[2]), "p99": float(r[3])} for r in rows})
         if last > first * 1.5 and last - first > 100:
             result.fail(f"memory grows: {first:.0f} MB in the first third, {last:.0f} MB in the last")
