@@ -131,7 +131,7 @@ class Candidates:
 
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
-                       ranking: Ranking) -> list[int]:
+                       ranking: Ranking, counts: dict[str, int] | None = None) -> list[int]:
     """BM25 candidates: sections holding every term first, then (if too few) those holding some.
 
     Asking for all terms first is both the better ranking (coverage) and the fast path: OR over
@@ -144,8 +144,29 @@ def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: s
     if len(strict) >= ranking.candidates // 2:
         return strict
     seen = set(strict)
-    loose = [c for c in _bm25(conn, query.match, allowed, ranking, ranking.candidates) if c not in seen]
+    loose = [c for c in _bm25(conn, _specific_any(conn, query, counts), allowed, ranking, ranking.candidates)
+             if c not in seen]
     return strict + loose[: ranking.candidates - len(strict)]
+
+
+COMMON_SHARE = 0.05  # a term in more than 5% of sections only widens an OR; its rows are scored for nothing
+
+
+def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[str, int] | None) -> str:
+    """The OR expression without terms found nearly everywhere (all of them, if every term is common)."""
+    total = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) if counts is None else counts.get("", 0)
+    cap = max(200, int(total * COMMON_SHARE))
+    counts = {} if counts is None else counts
+    kept = []
+    for part in query.parts:
+        key = "part:" + part
+        if key not in counts:
+            counts[key] = int(conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                (part, cap + 1)).fetchone()[0])
+        if counts[key] <= cap:
+            kept.append(part)
+    return " OR ".join(kept) if kept else str(query.match)
 
 
 def _bm25(conn: sqlite3.Connection, match: str, allowed: set[int] | None, ranking: Ranking, limit: int) -> list[int]:
@@ -340,7 +361,8 @@ class Searcher:
     def _candidates(self, query: str, lexq: LexicalQuery, allowed: set[int] | None, mode: str) -> Candidates:
         cands = Candidates()
         if mode in ("hybrid", "lexical"):
-            cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking)
+            self.snap.term_counts.setdefault("", self.snap.chunk_count)
+            cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking, self.snap.term_counts)
         if mode in ("hybrid", "semantic") and self.embedder is not None:
             qvec = self.embedder.encode([query])[0]
             if not np.any(qvec):
