@@ -4,7 +4,7 @@ hostile notes, secrets, load.
     python3 build.py attack [--quick] [--only paths,crash] [--out DIR]
 
 Runs bench/attack/run_all.py with .venv's Python (options pass through; see its --help). The full
-run takes about half an hour on 2 cores; --quick about 3 minutes. Figures land in
+run takes about half an hour on 2 cores; --quick about 2 minutes. Figures land in
 bench/out/attack/*.json and summary.md (not committed); docs/security.md says what each suite does.
 """
 
