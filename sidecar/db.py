@@ -136,8 +136,18 @@ def _driver_modules(prefer: str | None) -> list[tuple[str, ModuleType]]:
     return found
 
 
-def _load_vec(conn: Any) -> str | None:
+# sqlite-vec keeps the SQLite API table of the library that loaded it in a process-wide global: loaded
+# into a second SQLite copy (apsw and sqlean each bundle one), it would call the wrong library and crash.
+# So one process binds it to one driver; another driver in the same process runs without it.
+_vec_driver: str | None = None
+
+
+def _load_vec(conn: Any, driver: str) -> str | None:
+    global _vec_driver  # noqa: PLW0603  (a fact about the whole process, by nature global)
     if not hasattr(conn, "enable_load_extension"):
+        return None
+    if _vec_driver not in (None, driver):
+        log.warning("sqlite-vec is already bound to %s in this process; %s runs without it", _vec_driver, driver)
         return None
     try:
         import sqlite_vec  # noqa: PLC0415  (optional: absent on platforms without a wheel)
@@ -145,6 +155,7 @@ def _load_vec(conn: Any) -> str | None:
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
+        _vec_driver = driver
         return str(conn.execute("SELECT vec_version()").fetchone()[0])
     except Exception as exc:  # any failure means "no extension", never a crash
         log.debug("sqlite-vec not loaded: %s", exc)
@@ -162,7 +173,7 @@ def connect(path: Path | str, *, prefer: str | None = None, vectors: bool = True
         except Exception as exc:
             last_error = exc
             continue
-        vec = _load_vec(conn) if vectors else None
+        vec = _load_vec(conn, name) if vectors else None
         backend = Backend(name, str(module.sqlite_version), vec)
         if vec or not vectors:
             chosen = (conn, backend)
