@@ -177,7 +177,10 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
         mcp_task, service.mcp_port = await _start_mcp(core, options.mcp_port)
         service.mcp_token = mcp_token()
     _handshake(rpc_port, service.mcp_port)
-    tasks = [asyncio.create_task(service.index_loop(), name="index")]
+    # Load the vectors and graph while the first incremental run checks the files: the first search
+    # then finds them in memory instead of paying for the load itself.
+    tasks = [asyncio.create_task(service.index_loop(), name="index"),
+             asyncio.create_task(asyncio.to_thread(core.snapshot), name="warm-up")]
     if options.watch:
         tasks.append(asyncio.create_task(watch_vault(settings.vault, service.on_files_changed, service.stopping)))
     tasks.append(asyncio.create_task(reconcile_every(options.reconcile_seconds, service.on_files_changed, service.stopping)))

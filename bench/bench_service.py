@@ -1,0 +1,96 @@
+"""Round trips through the running service: `sidecar serve` on an existing index, then search over
+JSON-RPC and over MCP with 1 and 8 concurrent clients, the health report, and the time from
+starting `serve` to its first answer. Prints a table; asserts nothing.
+
+    python bench/bench_service.py --vault V --index DIR [-n 200] [--queries Q.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from attack.common import Live
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] * 1000 if ordered else float("nan")
+
+
+def load_queries(path: Path | None, n: int) -> list[str]:
+    if path is None or not path.exists():
+        words = ["notes", "plugin", "sync", "daily", "template", "graph", "search", "theme", "canvas", "tasks"]
+        return [" ".join(random.Random(i).sample(words, 2)) for i in range(n)]
+    data = json.loads(path.read_text())
+    pool = [q["q"] for kind in ("lexical", "semantic", "mixed") for q in data.get(kind, [])]
+    random.Random(5).shuffle(pool)
+    return (pool * (n // max(1, len(pool)) + 1))[:n]
+
+
+def timed(call: object, queries: list[str], clients: int) -> list[float]:
+    """Each client runs its share of the queries back to back; returns every call's wall time."""
+    times: list[float] = []
+    lock = threading.Lock()
+
+    def worker(part: list[str]) -> None:
+        for query in part:
+            started = time.perf_counter()
+            call(query)  # type: ignore[operator]
+            elapsed = time.perf_counter() - started
+            with lock:
+                times.append(elapsed)
+
+    threads = [threading.Thread(target=worker, args=(queries[i::clients],)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--vault", type=Path, required=True)
+    parser.add_argument("--index", type=Path, required=True, help="an existing index (built by sidecar index)")
+    parser.add_argument("--queries", type=Path)
+    parser.add_argument("-n", type=int, default=200)
+    args = parser.parse_args()
+    queries = load_queries(args.queries, args.n)
+    started = time.perf_counter()
+    with Live(args.vault, args.index, "--no-watch") as live:
+        handshake = time.perf_counter() - started
+        while "result" not in live.rpc("search", query="first answer", limit=1):
+            time.sleep(0.01)
+        first = time.perf_counter() - started
+        status = live.server.call("status")
+        for q in queries[:30]:  # warm-up
+            live.rpc("search", query=q)
+        rows = []
+        for clients in (1, 8):
+            rpc = timed(lambda q: live.rpc("search", query=q), queries, clients)
+            mcp = timed(lambda q: live.mcp("search", query=q), queries, clients)
+            for name, times in ((f"JSON-RPC search, {clients} client(s)", rpc), (f"MCP search, {clients} client(s)", mcp)):
+                rows.append((name, len(times), percentile(times, 50), percentile(times, 95), percentile(times, 99)))
+        health = []
+        for _ in range(3):
+            t = time.perf_counter()
+            live.rpc("health")
+            health.append(time.perf_counter() - t)
+    print(f"service: {args.vault.name}: {status['notes']:,} notes, {status['chunks']:,} chunks ({status['backend']})")
+    print(f"  serve -> handshake {handshake * 1000:.0f} ms; serve -> first search answered {first * 1000:.0f} ms")
+    print(f"  {'call':34} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")
+    for name, n, p50, p95, p99 in rows:
+        print(f"  {name:34} {n:>5} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f}")
+    print(f"  health report over JSON-RPC: best of 3 {min(health) * 1000:.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
