@@ -52,3 +52,11 @@ class VaultError(SidecarError):
 class ShuttingDown(SidecarError):
     code = -32013
     kind = "shutting_down"
+
+
+def busy_from(exc: BaseException) -> Busy | None:
+    """SQLite's "database is locked" / SQLITE_BUSY (from any driver) as our retryable Busy, else None."""
+    text = str(exc).lower()
+    if type(exc).__name__ in ("OperationalError", "BusyError", "LockedError") and ("locked" in text or "busy" in text):
+        return Busy("the index is busy (a write is finishing): retry in a moment", {"retryable": True})
+    return None

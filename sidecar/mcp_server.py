@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sidecar import __version__
 from sidecar.app import VaultIndex
 from sidecar.context import context_band, context_results, format_context, index_not_ready
-from sidecar.errors import InvalidParams, NotFound, SidecarError
+from sidecar.errors import InvalidParams, NotFound, SidecarError, busy_from
 from sidecar.httpguard import MAX_BODY_BYTES, Guard, Rejection
 from sidecar.notes_api import HEADING
 from sidecar.overview import vault_overview
@@ -418,7 +418,10 @@ class VaultTools:
             model = await anyio.to_thread.run_sync(guarded)
         except SidecarError as exc:
             return error_result(exc)
-        except Exception:
+        except Exception as exc:
+            busy = busy_from(exc)
+            if busy is not None:
+                return error_result(busy)
             log.exception("MCP tool failed")
             return error_result(SidecarError("internal error in the sidecar; its log (stderr) has the details"))
         return ok(model, text(model) if text else None)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from aiohttp import web
 from jsonrpcserver import Error, Success, async_dispatch
 
-from sidecar.errors import SidecarError
+from sidecar.errors import SidecarError, busy_from
 from sidecar.events import EventBus
 from sidecar.httpguard import MAX_BODY_BYTES, GuardSlot
 
@@ -47,6 +47,9 @@ def _wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         except TypeError as exc:  # wrong parameter types reaching the core
             return Error(-32602, f"invalid params: {exc}")
         except Exception as exc:
+            busy = busy_from(exc)
+            if busy is not None:
+                return Error(busy.code, busy.message, {"kind": busy.kind, **busy.data})
             log.exception("internal error")
             return Error(-32000, f"internal error: {type(exc).__name__}")
 

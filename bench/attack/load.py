@@ -166,6 +166,10 @@ def run(quick: bool = False, out: Path | None = None, seconds: float | None = No
             for t in threads:
                 t.join(timeout=60)
             _cur, peak = rss_kb(live.pid)
+            if not result.ok:  # say why, not only that: the sidecar logged the traceback on stderr
+                tail = live.server.stderr_tail()
+                if "Traceback" in tail:
+                    result.fail("sidecar stderr: " + tail[tail.rindex("Traceback"):][:1500])
         third = max(1, len(rss) // 3)
         first = sum(r for _t, r in rss[:third]) / third / 1024
         last = sum(r for _t, r in rss[-third:]) / third / 1024
