@@ -29,6 +29,7 @@ from sidecar.related import Related
 from sidecar.search import Filters, Ranking, Searcher
 from sidecar.snapshot import Snapshot, SnapshotCache
 from sidecar.store import Store
+from sidecar.vectors import VectorTable
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +233,8 @@ class VaultIndex:
         conn = self.reader()
         notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
         chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
-        with_vectors = self.store.vectors.count() if self.embedder else 0
+        # The reader's own view: the writer's connection may be mid-transaction in another thread.
+        with_vectors = VectorTable(conn, self.backend).count() if self.embedder else 0
         skipped = [{"path": r[0], "reason": r[1]} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
         last = conn.execute("SELECT value FROM meta WHERE key = 'last_indexed_at'").fetchone()
         vectors_available = self.embedder is not None and with_vectors > 0

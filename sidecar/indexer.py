@@ -293,6 +293,10 @@ class Indexer:
         if future is None:
             return
         ids, matrix = future.result()
+        self._write_vectors(ids, matrix, report)
+
+    def _write_vectors(self, ids: list[int], matrix: Matrix, report: IndexReport) -> None:
+        """One transaction per batch of vectors: a crash keeps the chunks, the next run embeds them."""
         self.store.begin()
         try:
             self.store.put_vectors(ids, matrix)
@@ -307,16 +311,7 @@ class Indexer:
             return
         batch = self.settings.embed_batch
         for start in range(0, len(pending), batch):
-            part = pending[start:start + batch]
-            matrix = self.embedder.encode([p.text for p in part])
-            self.store.begin()
-            try:
-                self.store.put_vectors([p.chunk_id for p in part], matrix)
-                self.store.commit()
-            except BaseException:
-                self.store.rollback()
-                raise
-            report.embedded += len(part)
+            self._write_vectors(*self._encode(pending[start:start + batch]), report)
 
     def _embed_missing(self, report: IndexReport, progress: ProgressFn, cancel: threading.Event) -> None:
         if self.embedder is None:
