@@ -30,7 +30,6 @@ import socket
 from collections.abc import Callable, Generator, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
-import anyio.to_thread
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -42,6 +41,7 @@ from sidecar import __version__
 from sidecar.app import VaultIndex
 from sidecar.context import context_band, context_results, format_context, index_not_ready
 from sidecar.errors import InvalidParams, NotFound, SidecarError, busy_from
+from sidecar.gate import ReadGate
 from sidecar.httpguard import MAX_BODY_BYTES, Guard, Rejection
 from sidecar.notes_api import HEADING
 from sidecar.overview import vault_overview
@@ -402,20 +402,21 @@ def clean(text: str) -> str:
 class VaultTools:
     """The tool bodies; each runs the synchronous core on a worker thread."""
 
-    def __init__(self, core: VaultIndex) -> None:
+    def __init__(self, core: VaultIndex, gate: ReadGate | None = None) -> None:
         self.core = core
+        self.gate = gate or ReadGate()
         self._has_notes = False  # sticky: once the index has notes we stop asking
         self._overview: tuple[str, OverviewOut] | None = None
 
     async def run(self, work: Callable[[], M], text: Callable[[M], str] | None = None,
-                  needs_index: bool = True) -> CallToolResult:
+                  needs_index: bool = True, report: bool = False) -> CallToolResult:
         def guarded() -> M:
             if needs_index:
                 self.require_index()
             return work()
 
         try:
-            model = await anyio.to_thread.run_sync(guarded)
+            model = await (self.gate.report(guarded) if report else self.gate.answer(guarded))
         except SidecarError as exc:
             return error_result(exc)
         except Exception as exc:
@@ -538,7 +539,7 @@ class VaultTools:
                 raise NotAvailable("the vault health report is not available in this sidecar version")
             return health_out(health())
 
-        return await self.run(work)
+        return await self.run(work, report=True)
 
     async def index_status(self) -> Annotated[CallToolResult, StatusOut]:
         return await self.run(lambda: status_out(self.core.status()), needs_index=False)
@@ -553,7 +554,7 @@ class VaultTools:
             self._overview = (snapshot.generation, out)
             return out
 
-        return await self.run(work)
+        return await self.run(work, report=True)
 
 
 # ---- core answers -> output models --------------------------------------------------------------
@@ -661,10 +662,10 @@ TOOLS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def build_mcp(core: VaultIndex) -> MCPServer[Any]:
+def build_mcp(core: VaultIndex, gate: ReadGate | None = None) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(SERVER_NAME, title="Vault Sidecar", version=__version__,
                                        instructions=INSTRUCTIONS, log_level="WARNING")
-    tools = VaultTools(core)
+    tools = VaultTools(core, gate)
     for name, title, description in TOOLS:
         server.add_tool(getattr(tools, name), name=name, title=title, description=description,
                         annotations=READ_ONLY.model_copy(update={"title": title}), structured_output=True)
@@ -710,14 +711,14 @@ async def reject(rejection: Rejection, send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def mcp_http_app(core: VaultIndex, token: str, port: int) -> ASGIApp:
+def mcp_http_app(core: VaultIndex, token: str, port: int, gate: ReadGate | None = None) -> ASGIApp:
     """Streamable HTTP at /mcp, stateless with JSON answers, behind the Guard for this port."""
     if not token:
         raise ValueError("the MCP endpoint needs a token")
     guard = Guard(port, token)
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                          allowed_hosts=sorted(guard.allowed_hosts()), allowed_origins=[])
-    inner = build_mcp(core).streamable_http_app(
+    inner = build_mcp(core, gate).streamable_http_app(
         streamable_http_path=MCP_PATH, stateless_http=True, json_response=True,
         transport_security=security, max_request_body_size=MAX_BODY_BYTES)
     return GuardMiddleware(inner, guard)
@@ -757,10 +758,10 @@ class McpHttpServer:
     app exists (its Host check needs the port), and "port in use" fails here, not in a task.
     """
 
-    def __init__(self, core: VaultIndex, token: str, port: int = 0) -> None:
+    def __init__(self, core: VaultIndex, token: str, port: int = 0, gate: ReadGate | None = None) -> None:
         self.sock = bind_loopback(port)
         self.port: int = self.sock.getsockname()[1]
-        config = uvicorn.Config(mcp_http_app(core, token, self.port), log_config=None, access_log=False,
+        config = uvicorn.Config(mcp_http_app(core, token, self.port, gate), log_config=None, access_log=False,
                                 lifespan="on", ws="none", server_header=False, timeout_graceful_shutdown=2)
         self._server = _Uvicorn(config)
 
@@ -802,15 +803,17 @@ def bind_loopback(port: int) -> socket.socket:
     return sock
 
 
-async def serve_mcp_http(core: VaultIndex, token: str, port: int, ready: asyncio.Event | None = None) -> None:
+async def serve_mcp_http(core: VaultIndex, token: str, port: int, ready: asyncio.Event | None = None,
+                         gate: ReadGate | None = None) -> None:
     """Serve MCP over HTTP until cancelled. Pass an `McpReady` to learn the bound port."""
-    await McpHttpServer(core, token, port).serve(ready)
+    await McpHttpServer(core, token, port, gate).serve(ready)
 
 
-async def start_mcp_http(core: VaultIndex, token: str, port: int) -> tuple[asyncio.Task[None], int]:
+async def start_mcp_http(core: VaultIndex, token: str, port: int,
+                         gate: ReadGate | None = None) -> tuple[asyncio.Task[None], int]:
     """Start serving in a task; return it and the bound port once the server accepts connections."""
     ready = McpReady()
-    task = asyncio.create_task(serve_mcp_http(core, token, port, ready), name="mcp-http")
+    task = asyncio.create_task(serve_mcp_http(core, token, port, ready, gate), name="mcp-http")
     waiter = asyncio.ensure_future(ready.wait())
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     waiter.cancel()

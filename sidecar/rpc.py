@@ -17,6 +17,7 @@ from jsonrpcserver import Error, Success, async_dispatch
 
 from sidecar.errors import SidecarError, busy_from
 from sidecar.events import EventBus
+from sidecar.gate import ReadGate
 from sidecar.httpguard import MAX_BODY_BYTES, GuardSlot
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,7 @@ class Service(Protocol):
 
     bus: EventBus
     stopping: asyncio.Event
+    gate: ReadGate  # shared with the MCP port
 
     def call_core(self, name: str, **kwargs: Any) -> Any: ...  # blocking; runs in a worker thread
     def status(self) -> dict[str, Any]: ...
@@ -58,7 +60,7 @@ def _wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
 
 def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
     async def core(name: str, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(service.call_core, name, **kwargs)
+        return await service.gate.answer(service.call_core, name, **kwargs)
 
     async def status() -> Any:
         return await asyncio.to_thread(service.status)
@@ -73,7 +75,7 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
         return await core("related", path=path, text=text, cursor_heading=cursor_heading, limit=limit)
 
     async def health(sections: list[str] | None = None) -> Any:
-        return await core("health", sections=sections)
+        return await service.gate.report(service.call_core, "health", sections=sections)
 
     async def note_links(path: str) -> Any:
         return await core("note_links", path=path)

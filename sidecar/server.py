@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ from sidecar.app import VaultIndex
 from sidecar.config import Settings
 from sidecar.errors import InvalidParams, ShuttingDown
 from sidecar.events import EventBus
+from sidecar.gate import ReadGate
 from sidecar.httpguard import Guard, GuardSlot
 from sidecar.indexer import IndexReport, Progress
 from sidecar.protocol_types import PROTOCOL_VERSION
@@ -59,6 +61,7 @@ class SidecarService:
         self.options = options
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-writer")
         self.stopping = stopping
+        self.gate = ReadGate()
         self.cancel_index = threading.Event()
         self._wake = asyncio.Event()
         self._full = False
@@ -174,13 +177,11 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     runner, rpc_port = await _start_rpc(service, token, options.rpc_port)
     mcp_task: asyncio.Task[None] | None = None
     if options.mcp_port is not None:
-        mcp_task, service.mcp_port = await _start_mcp(core, options.mcp_port)
+        mcp_task, service.mcp_port = await _start_mcp(core, options.mcp_port, service.gate)
         service.mcp_token = mcp_token()
     _handshake(rpc_port, service.mcp_port)
-    # Load the vectors and graph while the first incremental run checks the files: the first search
-    # then finds them in memory instead of paying for the load itself.
     tasks = [asyncio.create_task(service.index_loop(), name="index"),
-             asyncio.create_task(asyncio.to_thread(core.snapshot), name="warm-up")]
+             asyncio.create_task(_warm_up(core), name="warm-up")]
     if options.watch:
         tasks.append(asyncio.create_task(watch_vault(settings.vault, service.on_files_changed, service.stopping)))
     tasks.append(asyncio.create_task(reconcile_every(options.reconcile_seconds, service.on_files_changed, service.stopping)))
@@ -192,6 +193,15 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     log.info("shutting down")
     await _stop(service, runner, mcp_task, tasks)
     return 0
+
+
+async def _warm_up(core: VaultIndex) -> None:
+    """Load the vectors and graph while the first incremental run checks the files: the first search
+    then finds them in memory instead of paying for the load itself. What is loaded by then (modules,
+    model, snapshot) lives as long as the process; frozen, the collector stops scanning it, and a full
+    collection no longer pauses every request for ~100 ms (docs/benchmarks.md, 8 clients)."""
+    await asyncio.to_thread(core.snapshot)
+    gc.freeze()
 
 
 async def _start_rpc(service: SidecarService, token: str, port: int) -> tuple[web.AppRunner, int]:
@@ -211,10 +221,10 @@ def _bound_port(site: web.TCPSite) -> int:
     return int(sockets[0].getsockname()[1])
 
 
-async def _start_mcp(core: VaultIndex, port: int) -> tuple[asyncio.Task[None], int]:
+async def _start_mcp(core: VaultIndex, port: int, gate: ReadGate) -> tuple[asyncio.Task[None], int]:
     from sidecar.mcp_server import start_mcp_http  # noqa: PLC0415  (optional part; keeps --no-mcp light)
 
-    return await start_mcp_http(core, mcp_token(), port)
+    return await start_mcp_http(core, mcp_token(), port, gate)
 
 
 def _stdin_is_pipe() -> bool:
