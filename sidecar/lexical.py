@@ -6,6 +6,7 @@ in the text are only words, never syntax: any input is a valid query and none is
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from sidecar.cjk import split_cjk_runs
 
 WORD = re.compile(r"\w+", re.UNICODE)
 PHRASE = re.compile(r'"([^"]+)"')
+SPACES = re.compile(r"\s+")
 # Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
 MAX_TERMS = 24
 # Function words match nearly every section: they add nothing to BM25's ranking but make FTS5 score
@@ -80,6 +82,11 @@ class Snippet:
     highlights: tuple[tuple[int, int], ...]  # code-point offsets into text
 
 
+@functools.lru_cache(maxsize=4096)
+def _word_start(term: str) -> re.Pattern[str]:
+    return re.compile(r"\b" + re.escape(term))
+
+
 def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
     lowered = text.lower()
     spans: list[tuple[int, int]] = []
@@ -92,8 +99,10 @@ def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
                 spans.append((start, start + len(term)))
                 start = lowered.find(term, start + len(term))
             continue
+        if term not in lowered:
+            continue
         # Words match at word starts, so "lock" marks "locked" (the stemmer matched it too).
-        for match in re.finditer(r"\b" + re.escape(term), lowered):
+        for match in _word_start(term).finditer(lowered):
             end = match.end()
             while end < len(lowered) and lowered[end].isalnum():
                 end += 1
@@ -105,7 +114,7 @@ def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
 
 def make_snippet(text: str, terms: tuple[str, ...], width: int = 220) -> Snippet:
     """The window of `width` characters with the most matched terms, trimmed at word boundaries."""
-    flat = re.sub(r"\s+", " ", text).strip()
+    flat = SPACES.sub(" ", text).strip()
     spans = _term_spans(flat, terms)
     if len(flat) <= width:
         return Snippet(flat, tuple(_merge(spans)))

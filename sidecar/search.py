@@ -266,11 +266,14 @@ def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ra
         hit.recency_boost = ranking.recency_weight * 0.5 ** (age_days / ranking.recency_half_life_days)
 
 
+def _stem(term: str) -> str:
+    return term[: max(4, len(term) - 2)]
+
+
 @functools.lru_cache(maxsize=4096)
 def _term_pattern(term: str) -> re.Pattern[str]:
     """A word (or `_`-separated part) starting with the term's stem: "locking" finds "locked"."""
-    stem = term[: max(4, len(term) - 2)]
-    return re.compile(r"(?:^|[^a-z0-9])" + re.escape(stem))
+    return re.compile(r"(?:^|[^a-z0-9])" + re.escape(_stem(term)))
 
 
 def term_coverage(terms: Sequence[str], text: str) -> float:
@@ -282,7 +285,7 @@ def term_coverage(terms: Sequence[str], text: str) -> float:
     for term in terms:
         if term in lowered:
             hits += 1
-        elif term.isascii():
+        elif term.isascii() and _stem(term) in lowered:  # the regex only decides where the stem is
             hits += _term_pattern(term).search(lowered) is not None
     return hits / len(terms)
 
