@@ -63,7 +63,9 @@ def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, p
     graph = prev.graph if prev is not None and prev.graph_signature == signature else load_graph(conn)
     note_ids = {str(r[0]): int(r[1]) for r in conn.execute("SELECT path, id FROM notes")}
     attachments = [str(r[0]) for r in conn.execute("SELECT path FROM attachments")]
-    return Snapshot(generation, ids[keep], matrix[keep], notes[keep], graph, len(owner), note_ids, attachments, signature)
+    if not keep.all():  # indexing copies the matrix: only when there is something to drop
+        ids, matrix, notes = ids[keep], matrix[keep], notes[keep]
+    return Snapshot(generation, ids, matrix, notes, graph, len(owner), note_ids, attachments, signature)
 
 
 FULL_RELOAD_SHARE = 0.2  # past this share of new vectors, one sequential read beats many lookups
