@@ -60,7 +60,7 @@ def main() -> int:
     parser.add_argument("--vault", type=Path, required=True)
     parser.add_argument("--index", type=Path, required=True, help="an existing index (built by sidecar index)")
     parser.add_argument("--queries", type=Path)
-    parser.add_argument("-n", type=int, default=200)
+    parser.add_argument("-n", type=int, default=400, help="queries per phase (400: p99 is the 4th slowest call)")
     args = parser.parse_args()
     queries = load_queries(args.queries, args.n)
     started = time.perf_counter()

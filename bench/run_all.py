@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the synthetic vaults, run bench_index.py and bench_search.py on each, print the tables.
+"""Generate the synthetic vaults, run bench_index.py, bench_search.py and bench_service.py on each, print the tables.
 
     python bench/run_all.py [--sizes 1700,16894] [--quick] [--hub PATH | --no-hub] [--out bench/out]
 
@@ -138,8 +138,11 @@ def one_vault(python: str, out: Path, stamp: str, label: str, vault: Path, queri
     if queries is not None:
         args += ["--queries", str(queries)]
     run_script(python, "bench_search.py", *args)
+    service_args = ["--vault", str(vault), "--index", str(index_dir)] + (["--queries", str(queries)] if queries else [])
+    service = run_script(python, "bench_service.py", *service_args)
     return {"label": label, "vault": str(vault), "index_dir": str(index_dir),
-            "index": json.loads(idx_json.read_text()), "search": json.loads(srch_json.read_text())}
+            "index": json.loads(idx_json.read_text()), "search": json.loads(srch_json.read_text()),
+            "service": service.rstrip()}
 
 
 def summary_table(runs: list[dict[str, Any]]) -> str:
@@ -198,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
               machine_header(mach), SEEDS_REF, TARGETS]
     for r in runs:
         blocks += ["", f"=== {r['label']} ===", machine_header(mach), "Indexing:",
-                   bench_index.table(r["index"]), bench_search.table(r["search"])]
+                   bench_index.table(r["index"]), bench_search.table(r["search"]), r["service"]]
     blocks += ["", summary_table(runs)]
     text = "\n".join(blocks)
     print(text)
