@@ -47,6 +47,8 @@ SHINGLE_WORDS = 3
 STUB_CHARS = 100
 LONG_CHARS = 8000
 SUGGESTIONS = 3  # related notes per orphan / dead end, candidates per broken link
+SUGGEST_ITEMS = 500  # items of a section that get suggestions: each costs a pass over every note, and
+# a 60,000-note vault with 30,000 notes nothing links to took a minute for advice nobody reads that far
 RELATED_WEIGHTS = RelatedWeights()
 NO_ROWS = np.zeros(0, np.int64)
 NAME_CUTOFF = 0.75  # difflib ratio for "did you mean": catches typos and plurals, not unrelated names
@@ -85,7 +87,8 @@ RULES = [
     "(.indexignore, Obsidian's Excluded files, too large, unreadable) are listed apart: Obsidian may still open them.",
     "Did you mean: the closest file names, titles and aliases (difflib), then notes close in meaning to the "
     f"link text (cosine >= {MEANING_CUTOFF}). Link suggestions for orphans and dead ends score notes like "
-    "related notes do: meaning, plus links here and shared tags.",
+    "related notes do: meaning, plus links here and shared tags. Suggestions are made for the first "
+    f"{SUGGEST_ITEMS} items of a section; every item is listed and counted.",
     "Clusters: groups of notes connected by links (either direction) that are not connected to the largest group.",
     "Stale: notes whose size or modification time on disk differ from the index, or that are on disk but "
     "not in the index, or in the index but gone from disk.",
@@ -158,8 +161,9 @@ class DiskFiles:
 class _Context:
     """Lazily loaded index data: a report of one section loads only what that section needs."""
 
-    def __init__(self, index: VaultIndex) -> None:
+    def __init__(self, index: VaultIndex, suggest_items: int = SUGGEST_ITEMS) -> None:
         self.index = index
+        self.suggest_items = suggest_items
         self.conn: sqlite3.Connection = index.reader()
         self.vault: Vault = index.indexer.vault
         self.embedder: Embedder | None = index.embedder
@@ -518,7 +522,7 @@ def _plural(n: int, word: str) -> str:
 def _orphans(ctx: _Context) -> list[Item]:
     out, into = ctx.edges
     ids = [n for n in ctx.notes if not out.get(n) and not into.get(n)]
-    related = ctx.suggest_links(ids)
+    related = ctx.suggest_links(ids[:ctx.suggest_items])
     return [Item(ctx.notes[n].path, "No link to or from any other note.",
                  _link_fix(related.get(n), "Link it from a related note, or link it to one"),
                  related=related.get(n, [])) for n in ids]
@@ -527,7 +531,7 @@ def _orphans(ctx: _Context) -> list[Item]:
 def _no_inbound(ctx: _Context) -> list[Item]:
     out, into = ctx.edges
     ids = [n for n in ctx.notes if not into.get(n) and out.get(n)]
-    related = ctx.suggest_links(ids)
+    related = ctx.suggest_links(ids[:ctx.suggest_items])
     return [Item(ctx.notes[n].path, "No other note links here, so it is reachable only by search.",
                  _link_fix(related.get(n), "Link to it from a related note"), related=related.get(n, []))
             for n in ids]
@@ -536,7 +540,7 @@ def _no_inbound(ctx: _Context) -> list[Item]:
 def _dead_ends(ctx: _Context) -> list[Item]:
     out, into = ctx.edges
     ids = [n for n in ctx.notes if not out.get(n) and into.get(n)]
-    related = ctx.suggest_links(ids)
+    related = ctx.suggest_links(ids[:ctx.suggest_items])
     return [Item(ctx.notes[n].path, "Links to no other note: reading stops here.",
                  _link_fix(related.get(n), "Link it to related notes"), related=related.get(n, []))
             for n in ids]
@@ -556,11 +560,11 @@ def _clusters(ctx: _Context) -> list[Item]:
     main = set(groups[0])
     in_main = np.fromiter((int(n) in main for n in ctx.vectors.ids), dtype=bool, count=len(ctx.vectors.ids))
     items = []
-    for group in (g for g in groups[1:] if len(g) >= 2):
+    for shown, group in enumerate(g for g in groups[1:] if len(g) >= 2):
         members = sorted(group, key=lambda n: (-len(ctx.edges[0].get(n, ())) - len(ctx.edges[1].get(n, ())),
                                                ctx.notes[n].path))
         titles = [ctx.notes[n].title for n in members]
-        hubs = _closest_in(ctx, group, in_main)
+        hubs = _closest_in(ctx, group, in_main) if shown < ctx.suggest_items else []
         fix = "Link one of these notes from the main part of the vault, if they belong there"
         fix += f": for example from {_names([h['title'] for h in hubs])}." if hubs else "."
         items.append(Item(ctx.notes[members[0]].path,
@@ -608,9 +612,8 @@ def classify_unresolved(ctx: _Context) -> _Unresolved:
 
 def _unresolved_links(ctx: _Context) -> list[Item]:
     broken = ctx.unresolved.broken
-    targets = sorted({_target_key(ln.raw) for ln in broken})
-    ctx.extra_counts["unresolved_targets"] = len(targets)
-    guesses = _did_you_mean(ctx, targets)
+    ctx.extra_counts["unresolved_targets"] = len({_target_key(ln.raw) for ln in broken})
+    guesses = _did_you_mean(ctx, sorted({_target_key(ln.raw) for ln in broken[:ctx.suggest_items]}))
     items = []
     for link in broken:
         guess = [g for g in guesses.get(_target_key(link.raw), []) if g.note_id != link.source_id][:SUGGESTIONS]
@@ -1025,16 +1028,18 @@ SUMMARY_KEYS = ("notes", "orphans", "no_inbound", "dead_ends", "unresolved_links
                 "tags_used_once", "similar_tags", "clusters", "skipped", "lexical_only", "stale")
 
 
-def build_health(index: VaultIndex, sections: list[str] | None = None, details: bool = False) -> dict[str, Any]:
+def build_health(index: VaultIndex, sections: list[str] | None = None, details: bool = False,
+                 suggest_items: int = SUGGEST_ITEMS) -> dict[str, Any]:
     """The report (protocol HealthResponse). `sections` limits the sections listed; the summary always
     counts everything, so one report never contradicts another. `details` adds machine-readable fields
-    to the items (link target, secret kind, pair...) beyond the protocol's HealthItem."""
+    to the items (link target, secret kind, pair...) beyond the protocol's HealthItem. The first
+    `suggest_items` items of a section get suggestions (related notes, did-you-mean guesses)."""
     started = time.perf_counter()
     wanted = list(SECTION_IDS) if sections is None else sections
     unknown = [s for s in wanted if s not in SECTION_IDS]
     if unknown:
         raise ValueError(f"unknown health section(s) {', '.join(unknown)}; known: {', '.join(SECTION_IDS)}")
-    ctx = _Context(index)
+    ctx = _Context(index, suggest_items)
     summary: dict[str, int] = {"notes": len(ctx.notes)}
     out = []
     for spec in SECTIONS:

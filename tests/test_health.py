@@ -132,6 +132,34 @@ def test_orphans_and_dead_ends_get_link_suggestions(report: dict[str, Any]) -> N
     assert by_path["Untitled.md"]["related"] == []  # nothing to go on: no text, no tags
 
 
+def test_suggestions_stop_after_the_first_items_but_every_item_is_listed(demo_index: VaultIndex,
+                                                                          report: dict[str, Any]) -> None:
+    bounded = health.build_health(demo_index, ["orphans", "dead_ends", "unresolved_links"], details=True,
+                                  suggest_items=1)
+    beyond_the_first = 0
+    for sid in ("orphans", "dead_ends", "unresolved_links"):
+        full, cut = section(report, sid), section(bounded, sid)
+        assert [i["path"] for i in cut] == [i["path"] for i in full]
+        assert cut[0]["related"] == full[0]["related"]
+        assert all(not i["related"] for i in cut[1:])  # only the first item gets suggestions
+        beyond_the_first += sum(bool(i["related"]) for i in full[1:])
+    assert beyond_the_first > 0  # ...where the full report had more to say
+    assert bounded["summary"] == report["summary"]
+
+
+def test_name_pool_prefers_more_shared_trigrams_then_earlier_names() -> None:
+    matcher = health.NameMatcher(["alpha y", "beta", "alphabet", "alpha x", "alpha"])
+    assert matcher.pool("alpha") == [0, 3, 4, 2]  # all six trigrams of "alpha" (ties: list order), then five
+    assert matcher.pool("qqq") == []
+
+
+def test_best_rows_each_row_of_a_block() -> None:
+    score = np.array([[0.1, -np.inf, 0.9, 0.0, 0.5], [0.0, 0.0, 0.0, 0.0, 0.2]], dtype=np.float32)
+    best = health.best_rows_each(score, 3)
+    assert [[j for j, _ in row] for row in best] == [[2, 4, 0], [4]]
+    assert best[0][0][1] == pytest.approx(0.9)
+
+
 def test_disconnected_cluster(report: dict[str, Any]) -> None:
     (item,) = section(report, "clusters")
     assert set(item["members"]) == demo_facts.DISCONNECTED_CLUSTER
