@@ -139,7 +139,10 @@ def one_vault(python: str, out: Path, stamp: str, label: str, vault: Path, queri
         args += ["--queries", str(queries)]
     run_script(python, "bench_search.py", *args)
     service_args = ["--vault", str(vault), "--index", str(index_dir)] + (["--queries", str(queries)] if queries else [])
-    service = run_script(python, "bench_service.py", *service_args)
+    try:
+        service = run_script(python, "bench_service.py", *service_args)
+    except SystemExit as exc:  # keep the minutes of figures above; the reason is on stderr
+        service = f"service round trips: {exc}"
     return {"label": label, "vault": str(vault), "index_dir": str(index_dir),
             "index": json.loads(idx_json.read_text()), "search": json.loads(srch_json.read_text()),
             "service": service.rstrip()}

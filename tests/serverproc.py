@@ -35,9 +35,9 @@ class Sidecar:
         return int(self.handshake["rpc_port"])
 
     def http(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
-             port: int | None = None, host: str | None = "default") -> Reply:
+             port: int | None = None, host: str | None = "default", timeout: float = 30) -> Reply:
         port = port or self.rpc_port
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
         conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         if host == "default":
             conn.putheader("Host", f"127.0.0.1:{port}")
