@@ -79,16 +79,12 @@ class Vault:
 
     def exclusion_reason(self, rel: str) -> str | None:
         """Why a vault-relative path is not served, or None when it may be."""
-        parts = rel.split("/")
-        if any(p.startswith(".") for p in parts):
+        # Asked for every file of every scan: string tests first, the pattern matcher only if there are patterns.
+        if rel.startswith(".") or "/." in rel or rel == INDEXIGNORE:  # a component starting with a dot
             return "hidden folder or file"
-        if rel == INDEXIGNORE:
-            return "hidden folder or file"
-        if self._spec.match_file(rel):
+        if self._spec.patterns and self._spec.match_file(rel):
             return "excluded by .indexignore"
-        if any(rel.startswith(prefix) for prefix in self._obsidian_prefixes) or any(
-            rx.search(rel) for rx in self._obsidian_regexes
-        ):
+        if rel.startswith(self._obsidian_prefixes) or any(rx.search(rel) for rx in self._obsidian_regexes):
             return "excluded in Obsidian settings (Excluded files)"
         return None
 
