@@ -85,7 +85,10 @@ def _vectors(conn: sqlite3.Connection, backend: Backend, dim: int | None,
     kept = np.isin(prev.vector_ids, current, assume_unique=True)
     new_ids, new_rows = table.load_ids(added.tolist(), dim)
     ids = np.concatenate([prev.vector_ids[kept], new_ids])
-    matrix = np.concatenate([prev.matrix[kept], new_rows]) if len(new_ids) else prev.matrix[kept]
+    # One new matrix, written in place: `matrix[kept]` first would be a second full-size copy.
+    matrix: Matrix = np.empty((len(ids), dim), dtype=np.float32)
+    np.compress(kept, prev.matrix, axis=0, out=matrix[: len(ids) - len(new_ids)])
+    matrix[len(ids) - len(new_ids):] = new_rows
     if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
         order = np.argsort(ids, kind="stable")  # rows_for() needs sorted ids; SQLite may reuse a freed id
         ids, matrix = ids[order], matrix[order]
