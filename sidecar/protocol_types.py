@@ -322,7 +322,8 @@ class HealthItem(TypedDict):
     fix: str | None
     severity: Severity
 
-    # E.g. the other note of a near-duplicate pair.
+    # E.g. the other note of a near-duplicate pair, or notes to link. Link suggestions and did-you-mean
+    # guesses are made for the first 500 items of a section; later items have none.
     related: NotRequired[list[HealthRelatedNote]]
 
 

@@ -265,7 +265,10 @@ export interface HealthItem {
   /** What to do about it, in words. */
   fix: string | null;
   severity: Severity;
-  /** E.g. the other note of a near-duplicate pair. */
+  /**
+   * E.g. the other note of a near-duplicate pair, or notes to link. Link suggestions and did-you-mean guesses
+   * are made for the first 500 items of a section; later items have none.
+   */
   related?: HealthRelatedNote[];
 }
 
