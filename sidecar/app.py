@@ -96,11 +96,9 @@ class VaultIndex:
         return Thresholds(*snap.thresholds)
 
     def save_thresholds(self, low: float, high: float, source: str = "manual", chunks: int = 0) -> None:
-        with self.indexer.lock:  # the single writer
-            self.store.begin()
+        with self.indexer.lock, self.store.transaction():  # the single writer
             for key, value in (("band_low", low), ("band_high", high), ("band_source", source), ("band_chunks", chunks)):
                 self.store.set_meta(key, str(value))
-            self.store.commit()
 
     def _require_index(self) -> None:
         """Searching an index that was never built would look like "no answer": say what to do instead."""
@@ -223,9 +221,8 @@ class VaultIndex:
             if purge:
                 conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
                 conn.execute("VACUUM")
-            self.store.begin()
-            self.store.set_meta(REDACTION_RULES, rules)
-            self.store.commit()
+            with self.store.transaction():
+                self.store.set_meta(REDACTION_RULES, rules)
             self.store.checkpoint()
 
     # ---- status -------------------------------------------------------------------------

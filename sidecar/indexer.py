@@ -160,14 +160,13 @@ class Indexer:
         stored = self.store.get_meta("model_fingerprint")
         if stored == self.embedder.fingerprint:
             return
-        self.store.begin()
         if stored is not None:
             log.info("model changed (%s -> %s): re-embedding every chunk", stored, self.embedder.fingerprint)
-        self.store.vectors.drop()
-        self.store.set_meta("model_fingerprint", self.embedder.fingerprint)
-        self.store.set_meta("model_name", self.embedder.name)
-        self.store.set_meta("model_dim", str(self.embedder.dim))
-        self.store.commit()
+        with self.store.transaction():
+            self.store.vectors.drop()
+            self.store.set_meta("model_fingerprint", self.embedder.fingerprint)
+            self.store.set_meta("model_name", self.embedder.name)
+            self.store.set_meta("model_dim", str(self.embedder.dim))
 
     def _apply_notes(self, scan: ScanResult, report: IndexReport, progress: ProgressFn,
                      cancel: threading.Event) -> bool:
@@ -206,18 +205,14 @@ class Indexer:
                 log.exception("cannot index %s", file.path)
                 report.skipped.append(Skip(file.path, f"internal error while indexing: {type(exc).__name__}: {exc}"))
         pending: list[PendingVector] = []
-        self.store.begin()
-        try:
+        with self.store.transaction() as tx:
             if prepared:
                 self.store.set_meta(LINKS_PENDING, "1")  # cleared with the link resolution in _finish
             changes_before = len(report.changed_paths) + len(report.skipped)
             for item in prepared:
                 pending += self._write_one(item, states, gone_by_hash, report)
             self._drop_now_skipped(report, states)
-            self.store.commit(changed=len(report.changed_paths) + len(report.skipped) != changes_before)
-        except BaseException:
-            self.store.rollback()
-            raise
+            tx.changed = len(report.changed_paths) + len(report.skipped) != changes_before
         return pending
 
     def _write_one(self, item: Prepared, states: dict[str, FileState],
@@ -255,33 +250,32 @@ class Indexer:
         still_gone = {note_id for _path, note_id in gone_by_hash.values()}
         if not still_gone:
             return
-        self.store.begin()
-        self.store.set_meta(LINKS_PENDING, "1")
-        for path, state in gone.items():
-            if state.note_id in still_gone:
-                self.store.delete_note(state.note_id)
-                report.deleted += 1
-                report.changed_paths.append(path)
-        self.store.commit()
+        with self.store.transaction():
+            self.store.set_meta(LINKS_PENDING, "1")
+            for path, state in gone.items():
+                if state.note_id in still_gone:
+                    self.store.delete_note(state.note_id)
+                    report.deleted += 1
+                    report.changed_paths.append(path)
 
     def _finish(self, scan: ScanResult, report: IndexReport, structural: bool, progress: ProgressFn,
                 cancel: threading.Event) -> None:
         progress(Progress("links", 0, 1))
-        self.store.begin()
-        attachments_changed = self.store.replace_attachments(scan.attachments)
-        self.store.replace_skipped([*scan.skipped, *report.skipped])
-        report.skipped = [*scan.skipped, *report.skipped]
-        if structural or report.full or attachments_changed:
-            self.store.resolve_links()
-        else:
-            changed = self.store.conn.execute(
-                f"SELECT id FROM notes WHERE path IN ({','.join('?' * len(report.changed_paths))})",
-                report.changed_paths).fetchall() if report.changed_paths else []
-            self.store.resolve_links([r[0] for r in changed])
-        self.store.set_meta("last_indexed_at", str(time.time()))
-        self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
-        # A run that found nothing new must not make every reader reload its snapshot.
-        self.store.commit(changed=bool(structural or report.full or attachments_changed or report.changed_paths))
+        with self.store.transaction() as tx:
+            attachments_changed = self.store.replace_attachments(scan.attachments)
+            self.store.replace_skipped([*scan.skipped, *report.skipped])
+            report.skipped = [*scan.skipped, *report.skipped]
+            if structural or report.full or attachments_changed:
+                self.store.resolve_links()
+            else:
+                changed = self.store.conn.execute(
+                    f"SELECT id FROM notes WHERE path IN ({','.join('?' * len(report.changed_paths))})",
+                    report.changed_paths).fetchall() if report.changed_paths else []
+                self.store.resolve_links([r[0] for r in changed])
+            self.store.set_meta("last_indexed_at", str(time.time()))
+            self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
+            # A run that found nothing new must not make every reader reload its snapshot.
+            tx.changed = bool(structural or report.full or attachments_changed or report.changed_paths)
         self._embed_missing(report, progress, cancel)
 
     # ---- embedding ----------------------------------------------------------------------
@@ -297,13 +291,8 @@ class Indexer:
 
     def _write_vectors(self, ids: list[int], matrix: Matrix, report: IndexReport) -> None:
         """One transaction per batch of vectors: a crash keeps the chunks, the next run embeds them."""
-        self.store.begin()
-        try:
+        with self.store.transaction():
             self.store.put_vectors(ids, matrix)
-            self.store.commit()
-        except BaseException:
-            self.store.rollback()
-            raise
         report.embedded += len(ids)
 
     def _embed(self, pending: list[PendingVector], report: IndexReport) -> None:

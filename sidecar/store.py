@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sidecar.cjk import cjk_spaced
@@ -36,6 +37,11 @@ def embed_text(title: str, heading: str, body: str) -> str:
     return f"{title}\n{heading}\n{body}" if heading else f"{title}\n{body}"
 
 
+@dataclass(slots=True)
+class Transaction:
+    changed: bool = True  # False: bookkeeping only, readers keep their snapshot
+
+
 class Store:
     def __init__(self, conn: sqlite3.Connection, backend: Backend) -> None:
         self.conn = conn
@@ -44,21 +50,25 @@ class Store:
         self._paths: tuple[dict[str, int], PathIndex] | None = None
 
     # ---- transactions -------------------------------------------------------------------
-    def begin(self) -> None:
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """BEGIN IMMEDIATE ... COMMIT; ROLLBACK when the block (or the commit) raises, so a failed
+        write never leaves the one writer connection inside a transaction that blocks every later run.
+        Readers cache vectors and the graph per generation: a commit that changed what they read
+        moves it on; bookkeeping alone (set `changed = False`) does not make every reader reload."""
         self.conn.execute("BEGIN IMMEDIATE")
-
-    def commit(self, changed: bool = True) -> None:
-        """Readers cache vectors and the graph per generation: a commit that changed what they read
-        moves it on; bookkeeping alone (`changed=False`) does not make every reader reload."""
-        if changed:
-            self.conn.execute(
-                "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
-                " DO UPDATE SET value = CAST(value AS INTEGER) + 1")
-        self.conn.execute("COMMIT")
-
-    def rollback(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
+        tx = Transaction()
+        try:
+            yield tx
+            if tx.changed:
+                self.conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
+                    " DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
 
     def checkpoint(self) -> None:
         """Fold the WAL back into the database after a run, so the index is one file of honest size."""

@@ -35,9 +35,8 @@ def test_a_commit_in_the_middle_of_a_search_does_not_break_it(tmp_path: Path, mo
         original = Searcher._chunk_rows
 
         def writer_commits_first(self: Searcher, chunk_ids: list[int]) -> object:
-            core.store.begin()  # the writer's own connection deletes every chunk, as a rebuild does
-            core.store.conn.execute("DELETE FROM notes")
-            core.store.commit()
+            with core.store.transaction():  # the writer's own connection deletes every chunk, as a rebuild does
+                core.store.conn.execute("DELETE FROM notes")
             return original(self, chunk_ids)
 
         monkeypatch.setattr(Searcher, "_chunk_rows", writer_commits_first)

@@ -274,3 +274,23 @@ def test_a_run_that_changes_nothing_keeps_the_generation(demo_index: VaultIndex)
     before = current_generation(demo_index.reader())
     demo_index.index()
     assert current_generation(demo_index.reader()) == before  # readers keep their snapshot
+
+
+def test_a_write_that_fails_midway_leaves_nothing_and_the_writer_usable(tmp_path: Path, write_note: WriteNote) -> None:
+    write_note("a.md", "# A\n\nalpha")
+    index = open_index(tmp_path / "vault", tmp_path / "idx")
+    index.index()
+    store = index.store
+    generation = store.get_meta("generation")
+    # The driver's IntegrityError (sqlean, sqlite3 or apsw): notes has NOT NULL columns.
+    with pytest.raises(Exception, match="NOT NULL"), store.transaction():
+        store.set_meta("half_written", "1")
+        store.conn.execute("INSERT INTO notes(id) VALUES (NULL)")
+    assert not store.conn.in_transaction
+    assert store.get_meta("half_written") is None and store.get_meta("generation") == generation
+    with store.transaction() as tx:  # the one writer connection still writes
+        tx.changed = False
+        store.set_meta("written", "1")
+    assert store.get_meta("written") == "1" and store.get_meta("generation") == generation
+    write_note("b.md", "# B\n\nbeta")
+    assert index.index().added == 1
