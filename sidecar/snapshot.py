@@ -63,7 +63,7 @@ def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, p
     graph = prev.graph if prev is not None and prev.graph_signature == signature else load_graph(conn)
     note_ids = {str(r[0]): int(r[1]) for r in conn.execute("SELECT path, id FROM notes")}
     attachments = [str(r[0]) for r in conn.execute("SELECT path FROM attachments")]
-    if not keep.all():  # indexing copies the matrix: only when there is something to drop
+    if not keep.all():  # a boolean index copies the matrix: only when there is a row to drop
         ids, matrix, notes = ids[keep], matrix[keep], notes[keep]
     return Snapshot(generation, ids, matrix, notes, graph, len(owner), note_ids, attachments, signature)
 
