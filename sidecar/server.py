@@ -126,6 +126,8 @@ class SidecarService:
                 log.exception("indexing failed; the previous index keeps serving")
                 continue
             self.progress = None
+            if report.changed_paths or report.full:
+                await _warm_up(self.core, collect=True)  # the next search finds the new vectors loaded
             self.bus.publish("status", await asyncio.to_thread(self.status))
             if report.changed_paths or report.full:
                 status = await asyncio.to_thread(self.core.status)
@@ -195,12 +197,23 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     return 0
 
 
-async def _warm_up(core: VaultIndex) -> None:
-    """Load the vectors and graph while the first incremental run checks the files: the first search
-    then finds them in memory instead of paying for the load itself. What is loaded by then (modules,
-    model, snapshot) lives as long as the process; frozen, the collector stops scanning it, and a full
-    collection no longer pauses every request for ~100 ms (docs/benchmarks.md, 8 clients)."""
-    await asyncio.to_thread(core.snapshot)
+async def _warm_up(core: VaultIndex, collect: bool = False) -> None:
+    """Load the vectors and graph (at start, and after a run that changed the index): the next search
+    finds them in memory instead of paying for the load itself. What is loaded by then (modules,
+    model, snapshot) lives until the next change; frozen, the collector stops scanning it, and a full
+    collection no longer pauses every request for ~100 ms (docs/benchmarks.md, 8 clients).
+    `collect` first clears what is not frozen yet, so no garbage gets frozen; at start it is skipped:
+    it would cost the first answer ~0.1 s, and start-up leaves little garbage."""
+    try:
+        await asyncio.to_thread(_load_and_freeze, core, collect)
+    except Exception:  # never fatal: the next search loads it, or reports the problem itself
+        log.exception("loading the search snapshot failed")
+
+
+def _load_and_freeze(core: VaultIndex, collect: bool) -> None:
+    core.snapshot()
+    if collect:
+        gc.collect()
     gc.freeze()
 
 
