@@ -521,28 +521,26 @@ def _plural(n: int, word: str) -> str:
 # ---- sections: the link graph ------------------------------------------------------------------
 def _orphans(ctx: _Context) -> list[Item]:
     out, into = ctx.edges
-    ids = [n for n in ctx.notes if not out.get(n) and not into.get(n)]
-    related = ctx.suggest_links(ids[:ctx.suggest_items])
-    return [Item(ctx.notes[n].path, "No link to or from any other note.",
-                 _link_fix(related.get(n), "Link it from a related note, or link it to one"),
-                 related=related.get(n, [])) for n in ids]
+    return _unlinked(ctx, [n for n in ctx.notes if not out.get(n) and not into.get(n)],
+                     "No link to or from any other note.", "Link it from a related note, or link it to one")
 
 
 def _no_inbound(ctx: _Context) -> list[Item]:
     out, into = ctx.edges
-    ids = [n for n in ctx.notes if not into.get(n) and out.get(n)]
-    related = ctx.suggest_links(ids[:ctx.suggest_items])
-    return [Item(ctx.notes[n].path, "No other note links here, so it is reachable only by search.",
-                 _link_fix(related.get(n), "Link to it from a related note"), related=related.get(n, []))
-            for n in ids]
+    return _unlinked(ctx, [n for n in ctx.notes if not into.get(n) and out.get(n)],
+                     "No other note links here, so it is reachable only by search.", "Link to it from a related note")
 
 
 def _dead_ends(ctx: _Context) -> list[Item]:
     out, into = ctx.edges
-    ids = [n for n in ctx.notes if not out.get(n) and into.get(n)]
+    return _unlinked(ctx, [n for n in ctx.notes if not out.get(n) and into.get(n)],
+                     "Links to no other note: reading stops here.", "Link it to related notes")
+
+
+def _unlinked(ctx: _Context, ids: list[int], message: str, verb: str) -> list[Item]:
+    """One item a note, with notes it could link to (for the first `suggest_items`)."""
     related = ctx.suggest_links(ids[:ctx.suggest_items])
-    return [Item(ctx.notes[n].path, "Links to no other note: reading stops here.",
-                 _link_fix(related.get(n), "Link it to related notes"), related=related.get(n, []))
+    return [Item(ctx.notes[n].path, message, _link_fix(related.get(n), verb), related=related.get(n, []))
             for n in ids]
 
 
