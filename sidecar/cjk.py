@@ -12,10 +12,6 @@ CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ua
 CJK_RUN = re.compile(CJK_CHAR.pattern + "+")
 
 
-def has_cjk(text: str) -> bool:
-    return CJK_CHAR.search(text) is not None
-
-
 def cjk_spaced(text: str) -> str:
     """All CJK runs of `text`, each character a token, runs separated by newlines."""
     return "\n".join(" ".join(run) for run in CJK_RUN.findall(text))

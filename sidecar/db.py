@@ -194,7 +194,6 @@ def _open(module: Any, path: Path | str, readonly: bool) -> Any:
     target = f"file:{path}?mode=ro" if readonly else str(path)
     conn = module.connect(target, uri=readonly, check_same_thread=False, isolation_level=None,
                           timeout=BUSY_TIMEOUT_MS / 1000)
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     if not readonly:
         conn.execute("PRAGMA journal_mode=WAL")

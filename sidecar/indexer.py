@@ -142,12 +142,16 @@ class Indexer:
         self._rebuild = full  # rewrite every note in place: readers see the old or the new copy, never a gap
         self._check_model()
         renamed_or_deleted = self._apply_notes(scan, report, progress, cancel) or crashed_before_links
-        if not cancel.is_set():
-            self._finish(scan, report, renamed_or_deleted, progress, cancel)
+        finished = not cancel.is_set()
+        if finished:
+            self._finish(scan, report, renamed_or_deleted, progress, cancel)  # counts what it left unembedded
         report.cancelled = cancel.is_set()
         if report.changed_paths or full:
             self.store.checkpoint()
-        report.vectors_missing = self.store.count_missing_vectors() if self.embedder else self._chunk_count()
+        if self.embedder is None:
+            report.vectors_missing = self._chunk_count()
+        elif not finished:
+            report.vectors_missing = self.store.count_missing_vectors()
         report.seconds = time.perf_counter() - started
         progress(Progress("done", report.scanned, report.scanned))
         return report
@@ -281,7 +285,8 @@ class Indexer:
     # ---- embedding ----------------------------------------------------------------------
     def _encode(self, pending: list[PendingVector]) -> Encoded:
         assert self.embedder is not None
-        return [p.chunk_id for p in pending], self.embedder.encode([p.text for p in pending])
+        return [p.chunk_id for p in pending], self.embedder.encode([p.text for p in pending],
+                                                                  batch_size=self.settings.embed_batch)
 
     def _store_encoded(self, future: Future[Encoded] | None, report: IndexReport) -> None:
         if future is None:
@@ -309,6 +314,7 @@ class Indexer:
         step = self.settings.embed_batch * 4
         for start in range(0, len(missing), step):
             if cancel.is_set():
+                report.vectors_missing = len(missing) - start
                 return
             self._embed(missing[start:start + step], report)
             progress(Progress("vectors", min(start + step, len(missing)), len(missing)))

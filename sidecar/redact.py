@@ -30,35 +30,6 @@ from typing import NamedTuple
 
 from sidecar.notes import Finding, Redacted
 
-KINDS: tuple[str, ...] = (
-    "openai",
-    "anthropic",
-    "github",
-    "gitlab",
-    "aws_access_key",
-    "aws_secret_key",
-    "stripe",
-    "slack",
-    "slack_webhook",
-    "google_api_key",
-    "huggingface",
-    "npm",
-    "pypi",
-    "sendgrid",
-    "twilio",
-    "azure_storage_key",
-    "notion",
-    "linear",
-    "digitalocean",
-    "shopify",
-    "telegram_bot",
-    "private_key",
-    "jwt",
-    "url_password",
-    "authorization_header",
-    "generic_secret",
-)
-
 Span = tuple[int, int]
 Locate = Callable[[re.Match[str]], Span | None]
 
@@ -547,6 +518,7 @@ _RULES: tuple[_Rule, ...] = (
         _generic,
     ),
 )
+KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in _RULES))  # in rule order, each once
 
 
 # --- resolution and rewriting ---------------------------------------------------------
@@ -616,16 +588,23 @@ def _redact_once(text: str) -> tuple[str, list[Finding]]:
     return "".join(parts), findings
 
 
+def _source_digest() -> bytes:
+    """This module's source as loaded (read once: the code in memory is what redacts)."""
+    try:
+        with open(__file__, "rb") as source:
+            return hashlib.blake2b(source.read(), digest_size=16).digest()
+    except OSError:  # no source on disk (a frozen build): the rules alone still say a lot
+        return b""
+
+
+_SOURCE_DIGEST = _source_digest()
+
+
 def rules_fingerprint() -> str:
     """Changes whenever redaction may come out differently: this module's source (heuristics,
     thresholds) and the live rule set. The index stores it; a change means every note is
     redacted again and the old text is purged from the index files (see VaultIndex.index)."""
-    digest = hashlib.blake2b(digest_size=12)
-    try:
-        with open(__file__, "rb") as source:
-            digest.update(source.read())
-    except OSError:  # no source on disk (a frozen build): the rules alone still say a lot
-        pass
+    digest = hashlib.blake2b(_SOURCE_DIGEST, digest_size=12)
     for rule in _RULES:
         digest.update(repr((rule.kind, rule.priority, rule.pattern.pattern, rule.pattern.flags, rule.needles,
                             getattr(rule.locate, "__qualname__", ""))).encode())

@@ -80,7 +80,7 @@ class Vault:
     def exclusion_reason(self, rel: str) -> str | None:
         """Why a vault-relative path is not served, or None when it may be."""
         # Asked for every file of every scan: string tests first, the pattern matcher only if there are patterns.
-        if rel.startswith(".") or "/." in rel or rel == INDEXIGNORE:  # a component starting with a dot
+        if rel.startswith(".") or "/." in rel:  # a component starting with a dot (.indexignore too)
             return "hidden folder or file"
         if self._spec.patterns and self._spec.match_file(rel):
             return "excluded by .indexignore"
@@ -196,11 +196,8 @@ class Vault:
             real = full.resolve(strict=True)
         except (OSError, RuntimeError):
             return None
-        if not self._inside(real) or not real.is_file():
-            return None
-        real_rel = nfc(real.relative_to(self.root).as_posix())
-        if self.exclusion_reason(real_rel):
-            return None  # a link inside the vault that points into an excluded place
+        if not real.is_file() or not self._servable_real(real):
+            return None  # outside, or a link inside the vault that points into an excluded place
         return rel
 
     # ---- reading ------------------------------------------------------------------------

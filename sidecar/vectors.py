@@ -123,9 +123,7 @@ class VectorTable:
             part = chunk_ids[start:start + 500]
             rows += self.conn.execute(
                 f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({','.join('?' * len(part))})", part).fetchall()
-        rows.sort()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), dim)
+        ids, raw = _read_rows(sorted(rows), dim)
         return ids, dequantize(raw)
 
     def knn_sql(self, query: Matrix, k: int) -> list[tuple[int, float]]:
