@@ -86,14 +86,18 @@ class VaultIndex:
     def snapshot(self) -> Snapshot:
         return self._snapshots.get(self.reader(), self.backend, self.embedder.dim if self.embedder else None)
 
-    def thresholds(self) -> Thresholds:
+    def thresholds(self, snap: Snapshot | None = None) -> Thresholds:
         """The stored band thresholds (saving them moves the generation, so the snapshot caches them)."""
-        snap = self.snapshot()
+        snap = snap or self.snapshot()
         if snap.thresholds is None:
-            rows = dict(self.reader().execute(
-                "SELECT key, value FROM meta WHERE key IN ('band_high', 'band_low')").fetchall())
-            snap.thresholds = (float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
+            t = self._stored_bands()
+            snap.thresholds = (t.high, t.low)
         return Thresholds(*snap.thresholds)
+
+    def _stored_bands(self) -> Thresholds:
+        rows = dict(self.reader().execute(
+            "SELECT key, value FROM meta WHERE key IN ('band_high', 'band_low')").fetchall())
+        return Thresholds(float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
 
     def save_thresholds(self, low: float, high: float, source: str = "manual", chunks: int = 0) -> None:
         with self.indexer.lock, self.store.transaction():  # the single writer
@@ -113,7 +117,7 @@ class VaultIndex:
                                 f"{self.settings.vault}` (or `sidecar serve`, which builds it)")
 
     def thresholds_info(self) -> dict[str, object]:
-        t = self.thresholds()
+        t = self._stored_bands()  # straight from meta: status must not load the vectors to say this
         source = self.reader().execute("SELECT value FROM meta WHERE key = 'band_source'").fetchone()
         return {"high": t.high, "low": t.low, "source": "default" if source is None else str(source[0])}
 
@@ -121,7 +125,8 @@ class VaultIndex:
                max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None) -> dict[str, Any]:
         self._require_index()
         with self._one_read() as conn:
-            searcher = Searcher(conn, self.snapshot(), self.embedder, self.thresholds(), ranking or self.ranking)
+            snap = self.snapshot()
+            searcher = Searcher(conn, snap, self.embedder, self.thresholds(snap), ranking or self.ranking)
             result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain)
         result["index_building"] = self.building
         return result
@@ -130,7 +135,8 @@ class VaultIndex:
                 limit: int = 10) -> dict[str, Any]:
         self._require_index()
         with self._one_read() as conn:
-            finder = Related(conn, self.snapshot(), self.embedder, self.thresholds())
+            snap = self.snapshot()
+            finder = Related(conn, snap, self.embedder, self.thresholds(snap))
             result = finder.related(path, text, cursor_heading, limit)
         result["index_building"] = self.building
         return result

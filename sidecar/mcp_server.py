@@ -765,10 +765,6 @@ class McpHttpServer:
                                 lifespan="on", ws="none", server_header=False, timeout_graceful_shutdown=2)
         self._server = _Uvicorn(config)
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}{MCP_PATH}"
-
     async def serve(self, ready: asyncio.Event | None = None) -> None:
         """Serve until cancelled; a cancel shuts down gracefully (open requests get 2 s)."""
         task = asyncio.ensure_future(self._server.serve(sockets=[self.sock]))

@@ -126,11 +126,12 @@ class SidecarService:
                 log.exception("indexing failed; the previous index keeps serving")
                 continue
             self.progress = None
-            if report.changed_paths or report.full:
+            changed = bool(report.changed_paths or report.full)
+            if changed:
                 await _warm_up(self.core, collect=True)  # the next search finds the new vectors loaded
-            self.bus.publish("status", await asyncio.to_thread(self.status))
-            if report.changed_paths or report.full:
-                status = await asyncio.to_thread(self.core.status)
+            status = await asyncio.to_thread(self.status)
+            self.bus.publish("status", status)
+            if changed:
                 self.bus.publish("index_changed", {"paths": sorted(set(report.changed_paths))[:1000],
                                                    "notes": status["notes"], "chunks": status["chunks"]})
             if report.skipped:
@@ -179,8 +180,8 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     runner, rpc_port = await _start_rpc(service, token, options.rpc_port)
     mcp_task: asyncio.Task[None] | None = None
     if options.mcp_port is not None:
-        mcp_task, service.mcp_port = await _start_mcp(core, options.mcp_port, service.gate)
         service.mcp_token = mcp_token()
+        mcp_task, service.mcp_port = await _start_mcp(core, service.mcp_token, options.mcp_port, service.gate)
     _handshake(rpc_port, service.mcp_port)
     tasks = [asyncio.create_task(service.index_loop(), name="index"),
              asyncio.create_task(_warm_up(core), name="warm-up")]
@@ -234,10 +235,10 @@ def _bound_port(site: web.TCPSite) -> int:
     return int(sockets[0].getsockname()[1])
 
 
-async def _start_mcp(core: VaultIndex, port: int, gate: ReadGate) -> tuple[asyncio.Task[None], int]:
+async def _start_mcp(core: VaultIndex, token: str, port: int, gate: ReadGate) -> tuple[asyncio.Task[None], int]:
     from sidecar.mcp_server import start_mcp_http  # noqa: PLC0415  (optional part; keeps --no-mcp light)
 
-    return await start_mcp_http(core, mcp_token(), port, gate)
+    return await start_mcp_http(core, token, port, gate)
 
 
 def _stdin_is_pipe() -> bool:
