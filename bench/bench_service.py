@@ -16,12 +16,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from attack.common import Live
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] * 1000 if ordered else float("nan")
+from attack.common import Live, percentile
 
 
 def load_queries(path: Path | None, n: int) -> list[str]:
@@ -60,7 +55,7 @@ def main() -> int:
     parser.add_argument("--vault", type=Path, required=True)
     parser.add_argument("--index", type=Path, required=True, help="an existing index (built by sidecar index)")
     parser.add_argument("--queries", type=Path)
-    parser.add_argument("-n", type=int, default=400, help="queries per phase (400: p99 is the 4th slowest call)")
+    parser.add_argument("-n", type=int, default=400, help="queries per phase (400: p99 is the 5th slowest call)")
     args = parser.parse_args()
     queries = load_queries(args.queries, args.n)
     started = time.perf_counter()
@@ -77,7 +72,7 @@ def main() -> int:
             rpc = timed(lambda q: live.rpc("search", query=q), queries, clients)
             mcp = timed(lambda q: live.mcp("search", query=q), queries, clients)
             for name, times in ((f"JSON-RPC search, {clients} client(s)", rpc), (f"MCP search, {clients} client(s)", mcp)):
-                rows.append((name, len(times), percentile(times, 50), percentile(times, 95), percentile(times, 99)))
+                rows.append((name, len(times), *(percentile(times, p) * 1000 for p in (50, 95, 99))))
         health = []
         for _ in range(3):  # a report of a big vault takes a while: wait as long as it takes
             t = time.perf_counter()

@@ -165,7 +165,9 @@ def test_cancelled_run_leaves_a_usable_index_that_the_next_run_completes(tmp_pat
     assert report.cancelled
     partial = index.reader().execute("SELECT count(*) FROM notes").fetchone()[0]
     assert 0 < partial < len(demo_facts.INDEXABLE_NOTES)
-    assert index.search("sourdough", mode="lexical") is not None  # usable mid-way
+    path, title = index.reader().execute(  # a note the cancelled run committed, with text to find
+        "SELECT n.path, n.title FROM notes n JOIN chunks c ON c.note_id = n.id ORDER BY n.id LIMIT 1").fetchone()
+    assert path in [r["path"] for r in index.search(title, mode="lexical", limit=20)["results"]]  # usable mid-way
     index.index()
     clean = open_index(vault, tmp_path / "clean")
     clean.index()
