@@ -249,8 +249,6 @@ export class EventSubscription {
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private delay: number;
   private connectedNow = false;
-  /** Number of successful connections so far (1 after the first). */
-  connections = 0;
 
   constructor(
     private readonly host: string,
@@ -307,7 +305,6 @@ export class EventSubscription {
         req.destroy(new Error(`HTTP ${res.statusCode ?? "?"} from /events`));
         return;
       }
-      this.connections++;
       this.delay = this.opts.initialDelayMs ?? 1000;
       this.setConnected(true);
       this.touch();
@@ -354,4 +351,22 @@ export class EventSubscription {
       this.connect();
     }, delay);
   }
+}
+
+/** An error as the user should read it in a pane or a notice. */
+export function describeError(err: unknown): string {
+  if (err instanceof RpcError) {
+    switch (err.kind) {
+      case "index_not_ready":
+        return "The index is being built; results appear when it is ready.";
+      case "busy":
+        return "The sidecar is busy; try again in a moment.";
+      case "transport":
+      case "timeout":
+        return `The sidecar is not available: ${err.message}`;
+      default:
+        return err.message;
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
 }

@@ -5,7 +5,7 @@ import { Notice, type Plugin, type WorkspaceLeaf } from "obsidian";
 import { HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./context";
 import { SearchModal } from "./views/search-modal";
 import { SearchView } from "./views/search-view";
-import { describeError } from "./views/related-view";
+import { describeError } from "./client";
 import { mcpConfigText } from "./views/render";
 
 /** Show (creating if needed) the view of `type` in the right sidebar or, for health, in a tab. */

@@ -9,7 +9,7 @@
 import { Events } from "obsidian";
 
 import { RpcError, SidecarClient, type EventSubscription } from "./client";
-import type { IndexChangedEvent, Progress, StatusResponse } from "./protocol.gen";
+import type { Progress, StatusResponse } from "./protocol.gen";
 import { SidecarProcess, SidecarStartError, type ProcessState, type SidecarProcessOptions } from "./sidecar-process";
 
 export type SidecarPhase = ProcessState["phase"];
@@ -171,7 +171,6 @@ export class Sidecar extends Events {
   }
 }
 
-export type IndexChangedHandler = (event: IndexChangedEvent) => void;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => window.setTimeout(resolve, ms));

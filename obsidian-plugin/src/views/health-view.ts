@@ -6,7 +6,7 @@ import { ItemView, Notice, normalizePath, type WorkspaceLeaf } from "obsidian";
 import { HEALTH_VIEW, type PluginContext } from "../context";
 import { openNoteAt, paneFor } from "../open";
 import type { HealthResponse } from "../protocol.gen";
-import { describeError } from "./related-view";
+import { describeError } from "../client";
 import { healthReportMarkdown, renderHealth, renderMessage } from "./render";
 
 export class HealthView extends ItemView {

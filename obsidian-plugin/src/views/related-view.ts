@@ -3,7 +3,7 @@
 
 import { ItemView, MarkdownView, debounce, type Debouncer, type HoverPopover, type WorkspaceLeaf } from "obsidian";
 
-import { RpcError } from "../client";
+import { describeError } from "../client";
 import { RELATED_VIEW, type PluginContext } from "../context";
 import { headingAt } from "../headings";
 import { headingSubpath, linkTo, openNoteAt, paneFor } from "../open";
@@ -90,14 +90,8 @@ export class RelatedView extends ItemView {
     this.headerEl.setText(file.basename);
     try {
       const client = await this.ctx.sidecar.client();
-      let response: RelatedResponse;
-      try {
-        response = await client.call("related", params);
-      } catch (err) {
-        // A note created since the last index run: use its text alone.
-        if (!(err instanceof RpcError && err.kind === "not_found")) throw err;
-        response = await client.call("related", { text, limit: params.limit, ...(heading ? { cursor_heading: heading } : {}) });
-      }
+      // The buffer's text goes along, so a note not indexed yet is answered from it (never not_found).
+      const response = await client.call("related", params);
       if (seq !== this.seq) return; // a newer request is under way
       this.last = response;
       this.draw(response);
@@ -130,21 +124,4 @@ export class RelatedView extends ItemView {
     evt.dataTransfer?.setData("text/plain", link);
     if (evt.dataTransfer) evt.dataTransfer.effectAllowed = "copy";
   }
-}
-
-export function describeError(err: unknown): string {
-  if (err instanceof RpcError) {
-    switch (err.kind) {
-      case "index_not_ready":
-        return "The index is being built; results appear when it is ready.";
-      case "busy":
-        return "The sidecar is busy; try again in a moment.";
-      case "transport":
-      case "timeout":
-        return `The sidecar is not available: ${err.message}`;
-      default:
-        return err.message;
-    }
-  }
-  return err instanceof Error ? err.message : String(err);
 }

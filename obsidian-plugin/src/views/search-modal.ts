@@ -8,7 +8,7 @@ import type { PluginContext } from "../context";
 import { headingSubpath, insertLink, openNoteAt, paneFor } from "../open";
 import type { SearchMode, SearchResponse, SearchResult } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
-import { describeError } from "./related-view";
+import { describeError } from "../client";
 import { renderSearchResult } from "./render";
 
 export const MODES: SearchMode[] = ["hybrid", "lexical", "semantic"];

@@ -7,7 +7,7 @@ import { SEARCH_VIEW, type PluginContext } from "../context";
 import { openNoteAt, paneFor } from "../open";
 import type { SearchMode, SearchResponse } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
-import { describeError } from "./related-view";
+import { describeError } from "../client";
 import { renderMessage, renderSearchResults } from "./render";
 import { MODES, SYNTAX_HELP } from "./search-modal";
 
