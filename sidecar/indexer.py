@@ -229,10 +229,13 @@ class Indexer:
             return []
         moved = gone_by_hash.pop(item.content_hash, None) if state is None and not self._rebuild else None
         if moved is not None:
-            self.store.rename(moved[1], path, item.file)
+            self.store.rename(moved[1], path, item.file)  # same note id: links to it and its history stay
             report.renamed += 1
             report.changed_paths += [moved[0], path]
-            return []
+            # The name can be the title (no H1 or title property), and the title is part of every
+            # chunk's searchable context: rewrite what depends on it; unchanged chunks keep their vectors.
+            return self.store.upsert_note(item.file, item.content_hash, item.note, item.chunks, item.findings,
+                                          item.lines, item.chars, reuse_chunks=True)
         if state is None:
             report.added += 1
         else:

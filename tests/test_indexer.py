@@ -296,3 +296,15 @@ def test_a_write_that_fails_midway_leaves_nothing_and_the_writer_usable(tmp_path
     assert store.get_meta("written") == "1" and store.get_meta("generation") == generation
     write_note("b.md", "# B\n\nbeta")
     assert index.index().added == 1
+
+
+def test_a_renamed_note_without_a_title_of_its_own_takes_its_new_name(tmp_path: Path, write_note: WriteNote) -> None:
+    write_note("Draft.md", "Nothing but a paragraph about gondolas and their ropes.\n")
+    index = open_index(tmp_path / "vault", tmp_path / "idx")
+    index.index()
+    os.rename(tmp_path / "vault" / "Draft.md", tmp_path / "vault" / "Airships.md")
+    report = index.index()
+    assert report.renamed == 1
+    hit = index.search("airships", mode="lexical")["results"][0]  # the title is indexed with each chunk
+    assert (hit["path"], hit["title"]) == ("Airships.md", "Airships")
+    assert index.status()["chunks_without_vectors"] == 0
