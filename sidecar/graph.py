@@ -20,7 +20,6 @@ ITERATIONS = 40  # converges to < 1e-6 on vaults of 10k notes well before this
 class Graph:
     out_links: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
     in_links: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
-    pagerank: dict[int, float] = field(default_factory=dict)
     authority: dict[int, float] = field(default_factory=dict)  # pagerank scaled to 0..1 by the max
 
     def neighbours(self, note_id: int) -> set[int]:
@@ -43,9 +42,9 @@ def load_graph(conn: sqlite3.Connection) -> Graph:
     for source, target in conn.execute(EDGES_SQL):
         graph.out_links[int(source)].add(int(target))
         graph.in_links[int(target)].add(int(source))
-    graph.pagerank = pagerank(ids, graph.out_links)
-    top = max(graph.pagerank.values(), default=0.0)
-    graph.authority = {k: v / top for k, v in graph.pagerank.items()} if top > 0 else {}
+    rank = pagerank(ids, graph.out_links)
+    top = max(rank.values(), default=0.0)
+    graph.authority = {k: v / top for k, v in rank.items()} if top > 0 else {}
     return graph
 
 

@@ -126,7 +126,6 @@ def _like_escape(text: str) -> str:
 class Candidates:
     lexical: list[int] = field(default_factory=list)  # chunk ids, best first
     semantic: list[int] = field(default_factory=list)
-    similarity: dict[int, float] = field(default_factory=dict)  # chunk id -> cosine (semantic leg)
     note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
 
 
@@ -188,9 +187,10 @@ def _json_ids(ids: set[int]) -> str:
 
 
 def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[int] | None,
-                        k: int) -> tuple[list[int], dict[int, float], dict[int, float]]:
+                        k: int) -> tuple[list[int], dict[int, float]]:
+    """Chunk ids of the k nearest chunks (best first), and each of their notes' best cosine."""
     if len(snap.vector_ids) == 0:
-        return [], {}, {}
+        return [], {}
     sims = snap.matrix @ query_vector.astype(np.float32)
     if allowed is not None:
         mask = np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
@@ -200,12 +200,11 @@ def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[i
     top = top[np.argsort(-sims[top])]
     top = top[sims[top] > 0.0]  # filtered-out rows, and chunks pointing away from the query
     chunk_ids = [int(snap.vector_ids[i]) for i in top]
-    similarity = {int(snap.vector_ids[i]): float(sims[i]) for i in top}
     note_best: dict[int, float] = {}
     for i in top:
         note = int(snap.vector_notes[i])
         note_best[note] = max(note_best.get(note, -1.0), float(sims[i]))
-    return chunk_ids, similarity, note_best
+    return chunk_ids, note_best
 
 
 @dataclass
@@ -370,7 +369,7 @@ class Searcher:
             qvec = self.embedder.encode([query])[0]
             if not np.any(qvec):
                 return cands  # no known token in the query: the semantic leg has nothing to say
-            cands.semantic, cands.similarity, cands.note_similarity = semantic_candidates(
+            cands.semantic, cands.note_similarity = semantic_candidates(
                 self.snap, qvec, allowed, self.ranking.candidates)
         return cands
 
