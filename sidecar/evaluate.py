@@ -66,43 +66,78 @@ def configs(base: Ranking) -> list[Config]:
 
 
 def load_queries(path: Path) -> list[dict[str, Any]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    """A query set as {id, query, relevant, kind}: our JSON document, or JSON lines as in the shared
+    evaluation vaults ({"id", "q", "rel", "kind"} a line; `rel` {} for a question with no answer)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [{"id": r.get("id", str(i)), "query": r["q"], "relevant": dict(r.get("rel") or {}),
+                 "kind": r.get("kind", "?")} for i, r in enumerate(rows)]
+    data = json.loads(text)
     return list(data["queries"] if isinstance(data, dict) else data)
+
+
+@dataclass
+class Scores:
+    """Sums over the answerable queries of one group (a ranking, or a ranking and a query kind)."""
+
+    n: int = 0
+    ndcg: float = 0.0
+    hit: float = 0.0
+    recall: float = 0.0
+    mrr: float = 0.0
+
+    def add(self, ranked: Sequence[str], graded: dict[str, int]) -> None:
+        relevant = set(graded)
+        self.n += 1
+        self.ndcg += ndcg_at_k(ranked, graded)
+        self.hit += bool(set(ranked[:K]) & relevant)
+        self.recall += recall_at_k(ranked, relevant)
+        self.mrr += reciprocal_rank(ranked[:K], relevant)
+
+    def to_json(self) -> dict[str, float]:
+        n = max(1, self.n)
+        return {"queries": self.n, "ndcg@10": self.ndcg / n, "hit@10": self.hit / n, "recall@10": self.recall / n,
+                "mrr@10": self.mrr / n}
+
+
+def evaluate_set(index: VaultIndex, queries: list[dict[str, Any]], cfgs: list[Config]) -> dict[str, Any]:
+    """Per ranking: the scores over answerable queries, the same per query kind, and the bands each
+    population got (answerable queries should be high/medium, unanswerable ones low)."""
+    out: dict[str, Any] = {}
+    for cfg in cfgs:
+        total, kinds = Scores(), {}
+        bands: dict[str, dict[str, int]] = {"answerable": {}, "unanswerable": {}}
+        for q in queries:
+            res = index.search(q["query"], limit=K, mode=cfg.mode, ranking=cfg.ranking)
+            population = "answerable" if q.get("relevant") else "unanswerable"
+            bands[population][res["band"]] = bands[population].get(res["band"], 0) + 1
+            if not q.get("relevant"):
+                continue
+            ranked = [r["path"] for r in res["results"]]
+            graded = {p: int(g) for p, g in q["relevant"].items()}
+            total.add(ranked, graded)
+            kinds.setdefault(q.get("kind", "?"), Scores()).add(ranked, graded)
+        out[cfg.name] = {**total.to_json(), "by_kind": {k: v.to_json() for k, v in sorted(kinds.items())},
+                         "bands": bands}
+    return out
 
 
 def evaluate_search(index: VaultIndex, queries: list[dict[str, Any]], cfgs: list[Config]) -> dict[str, dict[str, float]]:
     table: dict[str, dict[str, float]] = {}
-    answerable = [q for q in queries if q.get("relevant")]
-    unanswerable = [q for q in queries if not q.get("relevant")]
-    for cfg in cfgs:
-        ndcg = recall = mrr = 0.0
-        not_low = 0
-        for q in answerable:
-            res = index.search(q["query"], limit=K, mode=cfg.mode, ranking=cfg.ranking)
-            ranked = [r["path"] for r in res["results"]]
-            graded = {p: int(g) for p, g in q["relevant"].items()}
-            ndcg += ndcg_at_k(ranked, graded)
-            recall += recall_at_k(ranked, set(graded))
-            mrr += reciprocal_rank(ranked, set(graded))
-            not_low += res["band"] != "low"
-        flagged = sum(index.search(q["query"], limit=K, mode=cfg.mode, ranking=cfg.ranking)["band"] in ("low", "none")
-                      for q in unanswerable)
-        n = max(1, len(answerable))
-        table[cfg.name] = {"ndcg@10": ndcg / n, "recall@10": recall / n, "mrr": mrr / n,
-                           "answerable_not_low": not_low / n,
-                           "unanswerable_flagged_low": flagged / max(1, len(unanswerable))}
+    for name, row in evaluate_set(index, queries, cfgs).items():
+        answerable, unanswerable = row["bands"]["answerable"], row["bands"]["unanswerable"]
+        flagged = unanswerable.get("low", 0) + unanswerable.get("none", 0)
+        table[name] = {"ndcg@10": row["ndcg@10"], "recall@10": row["recall@10"], "hit@10": row["hit@10"],
+                       "mrr": row["mrr@10"],
+                       "answerable_not_low": 1 - (answerable.get("low", 0) + answerable.get("none", 0)) / max(1, row["queries"]),
+                       "unanswerable_flagged_low": flagged / max(1, sum(unanswerable.values()))}
     return table
 
 
 def by_kind(index: VaultIndex, queries: list[dict[str, Any]], cfg: Config) -> dict[str, float]:
-    kinds: dict[str, list[float]] = {}
-    for q in queries:
-        if not q.get("relevant"):
-            continue
-        res = index.search(q["query"], limit=K, mode=cfg.mode, ranking=cfg.ranking)
-        graded = {p: int(g) for p, g in q["relevant"].items()}
-        kinds.setdefault(q.get("kind", "?"), []).append(ndcg_at_k([r["path"] for r in res["results"]], graded))
-    return {k: sum(v) / len(v) for k, v in sorted(kinds.items())}
+    row = evaluate_set(index, queries, [cfg])[cfg.name]
+    return {kind: scores["ndcg@10"] for kind, scores in row["by_kind"].items()}
 
 
 WIKILINK = re.compile(r"!?\[\[[^\]\n]*\]\]")
