@@ -200,7 +200,7 @@ def _expr_refs(expr: TypeExpr) -> list[str]:
 ALLOWED_KEYS = {
     "type", "enum", "const", "$ref", "oneOf", "properties", "required", "additionalProperties", "items",
     "additionalItems", "minItems", "maxItems", "description", "title", "default", "minimum", "maximum",
-    "minLength", "maxLength", "pattern", "examples", "$schema",
+    "minLength", "maxLength", "pattern", "examples", "$schema", "maxProperties", "propertyNames",
 }
 PRIMS = {"string", "integer", "number", "boolean", "null"}
 
@@ -354,6 +354,15 @@ def py_expr(expr: TypeExpr) -> str:
     raise ProtocolError(f"unknown type expression {expr}")
 
 
+def _bare(schema: Any) -> Any:
+    """A schema without the keys that only document it (what the runtime check does not need)."""
+    if isinstance(schema, dict):
+        return {k: _bare(v) for k, v in schema.items() if k not in ("description", "$schema", "default")}
+    if isinstance(schema, list):
+        return [_bare(v) for v in schema]
+    return schema
+
+
 def _py_literal(value: object) -> str:
     if isinstance(value, bool) or value is None:
         return repr(value)
@@ -404,8 +413,13 @@ def render_python(model: Model) -> str:
         "ERROR_CODES: dict[str, int] = {",
         *[f"    {json.dumps(k)}: {v}," for k, v in model.errors.items()],
         "}",
+        "",
+        "# Each method's params as one JSON Schema (every $ref inlined, descriptions left out): the sidecar",
+        "# checks every request against it at the boundary (sidecar/params.py).",
+        "PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {",
+        *[f"    {json.dumps(m[0])}: {_bare(params_schema(m[0], model.doc))!r}," for m in model.methods],
+        "}",
     ]
-    needs_any = False
     for t in model.ordered():
         out += ["", ""]
         if t.alias is not None:
@@ -417,7 +431,6 @@ def render_python(model: Model) -> str:
                 out += [f"{t.name}: TypeAlias = Literal[", *values, "]"]
             else:
                 out.append(line)
-            needs_any = needs_any or "Any" in expr
             continue
         fields = t.fields or []
         functional = any(not f.name.isidentifier() or keyword.iskeyword(f.name) for f in fields)
@@ -427,7 +440,6 @@ def render_python(model: Model) -> str:
                 expr = py_expr(f.type)
                 typ = expr if f.required else f"NotRequired[{expr}]"
                 out.append(f"    {json.dumps(f.name)}: {typ!r},")
-                needs_any = needs_any or "Any" in expr
             out.append("})")
             continue
         out.append(f"class {t.name}(TypedDict):")
@@ -439,17 +451,13 @@ def render_python(model: Model) -> str:
             body += _py_docstring(doc, "    ")
         for f in fields:
             expr = py_expr(f.type)
-            needs_any = needs_any or "Any" in expr
             typ = expr if f.required else f"NotRequired[{expr}]"
             if body and f.description:
                 body.append("")
             body += _py_comment(f.description, "    ")
             body.append(f"    {f.name}: {typ}")
         out += body or ["    pass"]
-    text = "\n".join(out) + "\n"
-    if not needs_any:
-        text = text.replace("from typing import Any, ", "from typing import ")
-    return text
+    return "\n".join(out) + "\n"
 
 
 # ---- TypeScript ---------------------------------------------------------------------------

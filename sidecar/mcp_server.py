@@ -379,8 +379,12 @@ def parse_since(value: str | None, now: dt.datetime | None = None) -> float | No
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise InvalidParams(f"modified_since {text!r} is not an ISO date (2024-05-01) or a span like 7d") from None
+    try:  # year 1 in local time falls before year 1 in UTC: "out of range", a date all the same
+        seconds = when.timestamp()
+    except (ValueError, OverflowError, OSError):
+        seconds = 0.0 if when.year < 1970 else MAX_SINCE
     # The index stores nanoseconds in a signed 64-bit column: years past 2262 would overflow it.
-    return min(max(when.timestamp(), 0.0), MAX_SINCE)
+    return min(max(seconds, 0.0), MAX_SINCE)
 
 
 def iso(ts: float | None) -> str | None:

@@ -8,7 +8,7 @@ introspection such as __required_keys__ is right.
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PROTOCOL_VERSION = "1.0.0"
+PROTOCOL_VERSION = "1.1.0"
 
 METHODS: tuple[str, ...] = (
     "status",
@@ -34,6 +34,19 @@ ERROR_CODES: dict[str, int] = {
     "busy": -32011,
     "vault": -32012,
     "shutting_down": -32013,
+}
+
+# Each method's params as one JSON Schema (every $ref inlined, descriptions left out): the sidecar
+# checks every request against it at the boundary (sidecar/params.py).
+PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {
+    "status": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
+    "search": {'type': 'object', 'properties': {'query': {'type': 'string', 'minLength': 1, 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}, 'mode': {'type': 'string', 'enum': ['hybrid', 'lexical', 'semantic']}, 'filters': {'type': 'object', 'properties': {'folder': {'type': 'string', 'maxLength': 1024}, 'tag': {'type': 'string', 'maxLength': 1000}, 'fields': {'type': 'object', 'additionalProperties': {'type': 'string', 'maxLength': 1000}, 'maxProperties': 50, 'propertyNames': {'maxLength': 200}}, 'modified_since': {'type': 'number'}, 'exclude_path': {'type': 'string', 'maxLength': 1024}, 'exclude_terms': {'type': 'array', 'items': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'maxItems': 100}}, 'required': [], 'additionalProperties': False}, 'max_tokens': {'type': 'integer', 'minimum': 1}, 'explain': {'type': 'boolean'}}, 'required': ['query'], 'additionalProperties': False},
+    "related": {'type': 'object', 'properties': {'path': {'type': 'string', 'maxLength': 1024}, 'text': {'type': 'string'}, 'cursor_heading': {'type': 'string', 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}}, 'required': [], 'additionalProperties': False},
+    "health": {'type': 'object', 'properties': {'sections': {'type': 'array', 'items': {'type': 'string', 'maxLength': 100}, 'maxItems': 50}}, 'required': [], 'additionalProperties': False},
+    "note.links": {'type': 'object', 'properties': {'path': {'type': 'string', 'minLength': 1, 'maxLength': 1024}}, 'required': ['path'], 'additionalProperties': False},
+    "reindex": {'type': 'object', 'properties': {'full': {'type': 'boolean'}}, 'required': [], 'additionalProperties': False},
+    "shutdown": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
+    "mcp.config": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
 }
 
 

@@ -15,10 +15,11 @@ from typing import Any, Protocol
 from aiohttp import web
 from jsonrpcserver import Error, Success, async_dispatch
 
-from sidecar.errors import SidecarError, busy_from
+from sidecar.errors import InvalidParams, SidecarError, busy_from
 from sidecar.events import EventBus
 from sidecar.gate import ReadGate
 from sidecar.httpguard import MAX_BODY_BYTES, GuardSlot
+from sidecar.params import check_params
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +41,12 @@ class Service(Protocol):
     def mcp_config(self) -> dict[str, Any]: ...
 
 
-def _wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    async def method(**params: Any) -> Any:
+def _wrap(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    async def method(*positional: Any, **params: Any) -> Any:
         try:
+            if positional:
+                raise InvalidParams("params must be an object (by name), not an array")
+            check_params(name, params)  # the protocol's schema, before the core sees anything
             return Success(await fn(**params))
         except SidecarError as exc:
             return Error(exc.code, exc.message, {"kind": exc.kind, **exc.data})
@@ -92,7 +96,17 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
 
     plain: dict[str, Callable[..., Awaitable[Any]]] = {"status": status, "search": search, "related": related, "health": health,
              "note.links": note_links, "reindex": reindex, "shutdown": shutdown, "mcp.config": mcp_config}
-    return {name: _wrap(fn) for name, fn in plain.items()}
+    return {name: _wrap(name, fn) for name, fn in plain.items()}
+
+
+def _is_batch(body: str) -> bool:
+    """A JSON array at the top level (after any leading whitespace) is a batch."""
+    return body.lstrip(" \t\r\n").startswith("[")
+
+
+def _rpc_error(code: int, kind: str, message: str) -> web.Response:
+    return web.json_response({"jsonrpc": "2.0", "id": None,
+                              "error": {"code": code, "message": message, "data": {"kind": kind}}})
 
 
 def json_error(status: int, code: str, message: str) -> web.Response:
@@ -141,8 +155,10 @@ def build_app(service: Service, slot: GuardSlot) -> web.Application:
         try:
             body = (await request.read()).decode("utf-8")
         except UnicodeDecodeError:  # invalid UTF-8 is not JSON: the spec's parse error, not a 500
-            return web.json_response({"jsonrpc": "2.0", "id": None,
-                                      "error": {"code": -32700, "message": "Parse error: the body is not UTF-8"}})
+            return _rpc_error(-32700, "parse_error", "Parse error: the body is not UTF-8")
+        if _is_batch(body):  # one request per POST (protocol/README.md): a batch would hold the read gate for all
+            return _rpc_error(-32600, "invalid_request", "Invalid request: batches are not supported, "
+                              "send one request object per POST")
         reply = await async_dispatch(body, methods=methods)
         if not reply:
             return web.Response(status=204)  # notifications only

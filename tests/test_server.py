@@ -64,15 +64,58 @@ def test_errors_have_stable_codes(live: tuple[Sidecar, Path]) -> None:
     assert server.rpc("note.links", path="Nope/Missing.md")["error"] == not_found  # outside == not found
 
 
-def test_batches_and_parse_errors(live: tuple[Sidecar, Path]) -> None:
+def test_batches_are_refused_and_parse_errors(live: tuple[Sidecar, Path]) -> None:
+    """A batch of 10,000 searches held the read gate for 18 s while every other caller waited."""
     server, _ = live
-    batch = [{"jsonrpc": "2.0", "id": 1, "method": "status"},
-             {"jsonrpc": "2.0", "id": 2, "method": "search", "params": {"query": "bread"}}]
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "search", "params": {"query": "bread"}} for i in range(2000)]
     headers = {"Authorization": f"Bearer {server.token}", "Content-Type": JSON}
-    reply = server.http("POST", "/rpc", json.dumps(batch).encode(), headers)
-    assert reply.status == 200 and sorted(r["id"] for r in reply.body) == [1, 2]
+    for body in (json.dumps(batch).encode(), b"  \n [" + json.dumps(batch[0]).encode() + b"]", b"[]"):
+        reply = server.http("POST", "/rpc", body, headers)
+        assert reply.status == 200 and reply.body["error"]["code"] == -32600, reply.raw[:200]
+        assert reply.body["error"]["data"]["kind"] == "invalid_request" and "batch" in reply.body["error"]["message"]
     bad = server.http("POST", "/rpc", b"{not json", headers)
     assert bad.body["error"]["code"] == -32700
+
+
+WRONG_PARAMS = [  # (method, params, the field the message must name): each was an internal error
+    ("search", {"query": "x", "filters": {"modified_since": "abc"}}, "filters.modified_since"),
+    ("search", {"query": "x", "filters": {"folder": "f" * 100_000}}, "filters.folder"),
+    ("search", {"query": "x", "filters": {"fields": {f"k{i}": "v" for i in range(20_000)}}}, "filters.fields"),
+    ("search", {"query": "x", "filters": {"exclude_terms": ["w"] * 20_000}}, "filters.exclude_terms"),
+    ("search", {"query": "x", "filters": {"fields": {"type": 7}}}, "filters.fields.type"),
+    ("search", {"query": "x", "filters": {"nope": 1}}, "filters.nope"),
+    ("search", {"query": "x", "limit": True}, "limit"),
+    ("search", {"query": "x", "limit": 1.5}, "limit"),
+    ("search", {"query": "x", "mode": "fast"}, "mode"),
+    ("search", {"query": ["x"]}, "query"),
+    ("related", {"path": "a.md", "cursor_heading": 7}, "cursor_heading"),
+    ("related", {"path": ["a"]}, "path"),
+    ("note.links", {"path": ["a"]}, "path"),
+    ("note.links", {}, "path"),
+    ("health", {"sections": "orphans"}, "sections"),
+    ("health", {"sections": [1]}, "sections[0]"),
+    ("reindex", {"full": "yes"}, "full"),
+]
+
+
+@pytest.mark.parametrize(("method", "params", "field"), WRONG_PARAMS, ids=[f"{m}-{f}" for m, _p, f in WRONG_PARAMS])
+def test_wrong_types_are_invalid_params_naming_the_field(live: tuple[Sidecar, Path], method: str,
+                                                         params: dict[str, object], field: str) -> None:
+    server, _ = live
+    error = server.rpc(method, **params)["error"]
+    assert error["code"] == -32602 and error["data"]["kind"] == "invalid_params", error
+    assert field in error["message"], error
+
+
+def test_raw_bodies_that_python_decodes_oddly_are_invalid_params(live: tuple[Sidecar, Path]) -> None:
+    """NaN (Python's json accepts it) and a lone surrogate (UnicodeEncodeError deep in the core)."""
+    server, _ = live
+    headers = {"Authorization": f"Bearer {server.token}", "Content-Type": JSON}
+    for body in (b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":"x","filters":{"modified_since":NaN}}}',
+                 b'{"jsonrpc":"2.0","id":1,"method":"note.links","params":{"path":"a\\ud800.md"}}',
+                 b'{"jsonrpc":"2.0","id":1,"method":"search","params":["x"]}'):
+        error = server.http("POST", "/rpc", body, headers).body["error"]
+        assert error["code"] == -32602, (body, error)
 
 
 HOSTS = {"loopback": "127.0.0.1:{port}", "localhost": "localhost:{port}", "any": "0.0.0.0:{port}",
