@@ -24,6 +24,7 @@ from sidecar.embed import Embedder, ModelUnavailable
 from sidecar.errors import IndexNotReady, NotFound
 from sidecar.fuse import DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import Indexer, IndexReport, ProgressFn
+from sidecar.private import private_dir
 from sidecar.redact import rules_fingerprint
 from sidecar.related import Related
 from sidecar.search import Filters, Ranking, Searcher
@@ -52,7 +53,7 @@ class VaultIndex:
     def __init__(self, settings: Settings, *, load_model: bool = True, vectors: bool = True) -> None:
         self.settings = settings
         _refuse_index_inside_vault(settings)
-        settings.index_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(settings.index_dir)  # the index holds every note's text: 0700, whatever the umask
         self._vectors_wanted = vectors
         conn, self.backend = connect(settings.db_path, prefer=settings.sqlite_driver, vectors=vectors)
         self.store = Store(conn, self.backend)

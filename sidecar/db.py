@@ -17,6 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from sidecar.private import private_file
+
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
@@ -191,6 +193,8 @@ def connect(path: Path | str, *, prefer: str | None = None, vectors: bool = True
 
 
 def _open(module: Any, path: Path | str, readonly: bool) -> Any:
+    if not readonly and str(path) != ":memory:":
+        private_file(Path(path))  # made 0600 before SQLite creates it 0644; the WAL and SHM copy its mode
     target = f"file:{path}?mode=ro" if readonly else str(path)
     conn = module.connect(target, uri=readonly, check_same_thread=False, isolation_level=None,
                           timeout=BUSY_TIMEOUT_MS / 1000)

@@ -13,16 +13,9 @@ import secrets
 from pathlib import Path
 
 from sidecar.config import config_dir
+from sidecar.private import write_private
 
 TOKEN_BYTES = 32
-
-
-def _write_private(path: Path, value: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(value + "\n")
-    os.chmod(path, 0o600)
 
 
 def rpc_token(index_dir: Path) -> tuple[str, Path | None]:
@@ -32,7 +25,7 @@ def rpc_token(index_dir: Path) -> tuple[str, Path | None]:
         return given, None
     token = secrets.token_urlsafe(TOKEN_BYTES)
     path = index_dir / "rpc-token"
-    _write_private(path, token)
+    write_private(path, token)
     return token, path
 
 
@@ -50,5 +43,5 @@ def mcp_token() -> str:
         if value:
             return value
     token = secrets.token_urlsafe(TOKEN_BYTES)
-    _write_private(path, token)
+    write_private(path, token)
     return token
