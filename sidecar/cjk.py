@@ -1,27 +1,56 @@
-"""CJK text for FTS5: unicode61 keeps a run of Han/Kana/Hangul as one token, so nothing inside a
-sentence could match. We index the CJK characters a second time, one token per character, in
-their own column; a CJK query becomes a phrase of single characters, which matches any
-substring. Pure functions."""
+"""Scripts written without spaces between words (Han, Kana, Hangul, Thai, Lao, Khmer, Myanmar) for
+FTS5. unicode61 keeps such a run as one token, so nothing inside a sentence could match. As
+Lucene's CJK analyzer does, we index each run a second time, in its own column, as overlapping
+character bigrams (plus the single characters, for one-character queries and as a last resort),
+and query a run as an OR of its bigrams: a question shares bigrams with the section that
+answers it, and BM25 ranks the sections that share more first. Hangul bigrams also match a word
+across its particles (노트를 and 노트에서 share 노트). Pure functions."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-# Han (incl. extension A and compatibility), Hiragana, Katakana, Hangul syllables and Jamo.
-CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]")
-CJK_RUN = re.compile(CJK_CHAR.pattern + "+")
+# Han (incl. extension A and compatibility), Hiragana, Katakana, Hangul syllables, Jamo and
+# compatibility Jamo, Thai, Lao, Myanmar, Khmer.
+UNSPACED_CHAR = re.compile(
+    r"[\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+    r"\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]")
+UNSPACED_RUN = re.compile(UNSPACED_CHAR.pattern + "+")
 
 
-def cjk_spaced(text: str) -> str:
-    """All CJK runs of `text`, each character a token, runs separated by newlines."""
-    return "\n".join(" ".join(run) for run in CJK_RUN.findall(text))
+def _letters(run: str) -> str:
+    # unicode61 splits tokens at combining marks (Thai vowel signs, tone marks): drop them on both
+    # the index and the query side so a bigram is always one FTS5 token.
+    return "".join(c for c in run if not unicodedata.category(c).startswith("M"))
+
+
+def bigrams(run: str) -> list[str]:
+    """Overlapping character pairs of one run; a one-character run is itself."""
+    letters = _letters(run)
+    if len(letters) < 2:
+        return [letters] if letters else []
+    return [letters[i : i + 2] for i in range(len(letters) - 1)]
+
+
+def unigrams(run: str) -> list[str]:
+    return list(_letters(run))
+
+
+def cjk_tokens(text: str) -> str:
+    """The text of the index's `cjk` column: each run's bigrams, then its characters, runs a line each."""
+    lines = []
+    for run in UNSPACED_RUN.findall(text):
+        singles = unigrams(run)
+        lines.append(" ".join(bigrams(run) + (singles if len(singles) > 1 else [])))
+    return "\n".join(lines)
 
 
 def split_cjk_runs(text: str) -> list[tuple[bool, str]]:
-    """Split into (is_cjk, piece) segments, in order."""
+    """Split into (is_unspaced_script, piece) segments, in order."""
     out: list[tuple[bool, str]] = []
     pos = 0
-    for match in CJK_RUN.finditer(text):
+    for match in UNSPACED_RUN.finditer(text):
         if match.start() > pos:
             out.append((False, text[pos : match.start()]))
         out.append((True, match.group()))

@@ -21,7 +21,7 @@ from sidecar.private import private_file
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the cjk column holds character bigrams (an older index is rebuilt)
 BUSY_TIMEOUT_MS = 5000  # the single writer commits in small transactions; 5 s covers a slow disk
 
 SCHEMA = """
@@ -213,5 +213,18 @@ def _apply_schema(conn: Any) -> None:
             f"this index was written by a newer Vault Sidecar (schema {version} > {SCHEMA_VERSION}); "
             "upgrade, or delete the index folder to rebuild it"
         )
+    drop = _drop_everything(conn) if 0 < version < SCHEMA_VERSION else ""
     # One script, one transaction: a crash mid-way leaves the previous schema intact.
-    conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nPRAGMA user_version={SCHEMA_VERSION};\nCOMMIT;")
+    conn.executescript(f"BEGIN IMMEDIATE;\n{drop}{SCHEMA}\nPRAGMA user_version={SCHEMA_VERSION};\nCOMMIT;")
+
+
+def _drop_everything(conn: Any) -> str:
+    """An index of an older schema is a cache of the vault: it is rebuilt, never half-migrated.
+    Triggers go first, then virtual tables (they drop their own shadow tables), then the rest."""
+    log.warning("the index was written with an older schema: rebuilding it from the vault")
+    triggers = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")]
+    rows = conn.execute("SELECT name, sql LIKE 'CREATE VIRTUAL TABLE%' FROM sqlite_master"
+                        " WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
+    tables = [str(name) for name, _virtual in sorted(rows, key=lambda r: not r[1])]
+    return "".join([f'DROP TRIGGER IF EXISTS "{name}";\n' for name in triggers] +
+                   [f'DROP TABLE IF EXISTS "{name}";\n' for name in tables])

@@ -10,13 +10,13 @@ import functools
 import re
 from dataclasses import dataclass
 
-from sidecar.cjk import split_cjk_runs
+from sidecar.cjk import bigrams, split_cjk_runs, unigrams
 
 WORD = re.compile(r"\w+", re.UNICODE)
 PHRASE = re.compile(r'"([^"]+)"')
 SPACES = re.compile(r"\s+")
 # Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
-MAX_TERMS = 24
+MAX_TERMS = 32  # a CJK sentence of 30 characters is 29 bigrams
 # Function words match nearly every section: they add nothing to BM25's ranking but make FTS5 score
 # every row (45 ms instead of 1 ms at 50k sections). Dropped unless the query has nothing else.
 STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "o", "os", "as", "um", "uma", "uns", "umas", "de", "do", "da", "dos", "das", "no", "na", "nos", "nas", "em", "por", "para", "com", "sem", "que", "se", "e", "ou", "mas", "como", "mais", "muito", "meu", "minha", "seu", "sua", "ao", "aos", "à", "às", "é", "era", "foi", "ser", "são", "está", "estão", "isso", "isto", "esse", "essa", "este", "esta", "ele", "ela", "eles", "elas", "eu", "nós", "você", "vocês", "lhe", "já", "não", "sim", "também", "quando", "onde", "qual", "quais", "porque"])
@@ -25,8 +25,9 @@ STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all"
 @dataclass(frozen=True, slots=True)
 class LexicalQuery:
     match: str | None  # FTS5 MATCH expression (any term), None when the text has no searchable term
-    terms: tuple[str, ...]  # lower-cased words and CJK runs, for snippets and coverage
+    terms: tuple[str, ...]  # lower-cased words and CJK bigrams, for snippets and coverage
     parts: tuple[str, ...] = ()  # the quoted FTS5 terms and phrases
+    fallback: str | None = None  # single CJK characters, OR-ed: tried when no bigram matches
 
     @property
     def match_all(self) -> str | None:
@@ -38,21 +39,30 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+def _cjk_term(gram: str) -> str:
+    return "cjk : " + _quote(gram)
+
+
 def _cjk_phrase(run: str) -> str:
-    return "cjk : " + _quote(" ".join(run))
+    """The run as consecutive bigrams: an exact substring."""
+    return "cjk : " + _quote(" ".join(bigrams(run)))
 
 
 def build_query(text: str, prefix_last: bool = True) -> LexicalQuery:
-    """Quoted phrases stay phrases; other words are OR-ed (BM25 ranks notes with more of them first)."""
+    """Quoted phrases stay phrases; other words are OR-ed (BM25 ranks notes with more of them first).
+    A run of an unspaced script (CJK, Thai...) becomes its bigrams, each a term of the OR."""
     parts: list[str] = []
     terms: list[str] = []
+    singles: list[str] = []
     phrases = PHRASE.findall(text)
     rest = PHRASE.sub(" ", text)
     for phrase in phrases:
-        words = WORD.findall(phrase)
-        if words:
-            parts.append(_quote(" ".join(words)))
-            terms += [w.lower() for w in words]
+        for is_cjk, piece in split_cjk_runs(phrase):
+            words = [piece] if is_cjk else WORD.findall(piece)
+            if not words:
+                continue
+            parts.append(_cjk_phrase(piece) if is_cjk else _quote(" ".join(words)))
+            terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
     tokens = [tok for tok in rest.split() if WORD.search(tok)]
     content = [tok for tok in tokens if tok.lower().strip(".,;:!?()[]{}'\"") not in STOPWORDS]
     if content or phrases:
@@ -60,8 +70,10 @@ def build_query(text: str, prefix_last: bool = True) -> LexicalQuery:
     for i, token in enumerate(tokens):
         for is_cjk, piece in split_cjk_runs(token):
             if is_cjk:
-                parts.append(_cjk_phrase(piece))
-                terms.append(piece)
+                grams = bigrams(piece)
+                parts += [_cjk_term(g) for g in grams]
+                terms += grams
+                singles += unigrams(piece)
                 continue
             words = WORD.findall(piece)
             if not words:
@@ -73,7 +85,8 @@ def build_query(text: str, prefix_last: bool = True) -> LexicalQuery:
             else:
                 parts.append(_quote(" ".join(words)))
     parts = list(dict.fromkeys(parts))[:MAX_TERMS]
-    return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts))
+    fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
+    return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback)
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,6 +137,15 @@ def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: s
     common words makes FTS5 score tens of thousands of rows, AND intersects the posting lists."""
     if query.match is None:
         return []
+    found = _all_then_any(conn, query, allowed, ranking, counts)
+    if not found and query.fallback:  # no CJK bigram in common: sections sharing single characters
+        found = _bm25(conn, query.fallback, allowed, ranking, ranking.candidates)
+    return found
+
+
+def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
+                  ranking: Ranking, counts: dict[str, int] | None) -> list[int]:
+    assert query.match is not None
     if len(query.parts) < 2 or query.match_all is None:
         return _bm25(conn, query.match, allowed, ranking, ranking.candidates)
     strict = _bm25(conn, query.match_all, allowed, ranking, ranking.candidates)

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from sidecar.cjk import cjk_spaced
+from sidecar.cjk import cjk_tokens
 from sidecar.db import Backend
 from sidecar.linkres import PathIndex
 from sidecar.notes import Chunk, Finding, ParsedNote
@@ -166,7 +166,7 @@ class Store:
                 "INSERT INTO chunks(note_id, ordinal, heading, body, context, cjk, start_line, end_line, hash)"
                 " VALUES (?,?,?,?,?,?,?,?,?)",
                 (note_id, chunk.ordinal, heading, chunk.text, chunk.context,
-                 cjk_spaced(f"{chunk.context}\n{heading}\n{chunk.text}"),
+                 cjk_tokens(f"{chunk.context}\n{heading}\n{chunk.text}"),
                  chunk.start_line, chunk.end_line, chunk.content_hash))
             pending.append(PendingVector(int(cur.lastrowid or 0), embed_text(title, heading, chunk.text)))
         stale = [i for ids in old.values() for i in ids]

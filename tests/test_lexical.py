@@ -1,5 +1,6 @@
 import pytest
 
+from sidecar.cjk import cjk_tokens
 from sidecar.lexical import build_query, make_snippet
 
 HOSTILE = [
@@ -31,10 +32,27 @@ def test_identifier_becomes_a_phrase_of_its_parts() -> None:
     assert q.match == '"_rrf_fuse"'
 
 
-def test_cjk_is_searched_per_character() -> None:
+def test_cjk_is_searched_as_an_or_of_bigrams() -> None:
     q = build_query("向量检索")
-    assert q.match == 'cjk : "向 量 检 索"'
-    assert q.terms == ("向量检索",)
+    assert q.match == 'cjk : "向量" OR cjk : "量检" OR cjk : "检索"'
+    assert q.terms == ("向量", "量检", "检索")
+    assert q.fallback == 'cjk : "向" OR cjk : "量" OR cjk : "检" OR cjk : "索"'
+
+
+def test_a_quoted_cjk_phrase_is_a_phrase_of_bigrams() -> None:
+    assert build_query('"申请退款"').match == 'cjk : "申请 请退 退款"'
+
+
+def test_korean_words_share_bigrams_across_particles() -> None:
+    stored = cjk_tokens("노트에서 찾기").split()
+    assert "노트" in stored
+    assert "cjk : \"노트\"" in build_query("노트를").parts
+
+
+def test_cjk_column_holds_bigrams_and_characters() -> None:
+    assert cjk_tokens("退款申请 see 노트") == "退款 款申 申请 退 款 申 请\n노트 노 트"
+    assert cjk_tokens("如") == "如"
+    assert "ภา" in cjk_tokens("ภาษาไทย").split()  # Thai, with its vowel signs left out of the bigrams
 
 
 def test_snippet_marks_terms_at_word_starts() -> None:

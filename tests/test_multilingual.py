@@ -1,0 +1,89 @@
+"""Findable in every script: natural CJK questions, Korean particles, Thai without spaces, and the
+rule that a query sharing text with a note never comes back empty. Our own fixture vault."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sidecar.app import VaultIndex
+from tests.conftest import open_index
+
+NOTES = {
+    "退款.md": "# 退款政策\n\n客户在购买后三十天内可以申请退款。请联系客服并提供订单号，我们会在五个工作日内处理。\n",
+    "会议.md": "# 每周会议\n\n每周一上午十点召开团队会议，讨论项目进度和下周计划。\n",
+    "文字数.md": "# ワードカウント\n\nステータスバーに現在のノートの単語数と文字数が表示されます。\n",
+    "折りたたみ.md": "# 折りたたみ\n\n見出しやリストを折りたたむと、その下の内容を一時的に隠すことができます。\n",
+    "노트.md": "# 새 노트 만들기\n\n왼쪽 사이드바에서 새 노트 버튼을 누르면 노트가 만들어집니다. 노트에서 링크를 추가할 수 있습니다.\n",
+    "동기화.md": "# 동기화\n\n여러 기기 사이에서 보관소를 동기화하려면 싱크 서비스를 켜세요.\n",
+    "ไทย.md": "# การค้นหา\n\nใช้แถบค้นหาเพื่อค้นหาข้อความในโน้ตทั้งหมดของคุณ\n",
+    "English.md": "# Refunds\n\nCustomers can ask for their money back within thirty days.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
+    vault = tmp_path_factory.mktemp("multilingual-vault")
+    for name, text in NOTES.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    idx = open_index(vault, tmp_path_factory.mktemp("multilingual-index"))
+    idx.index()
+    yield idx
+    idx.close()
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("如何申请退款", "退款.md"),  # a natural question: no note holds this exact string
+    ("团队什么时候开会", "会议.md"),
+    ("書いている途中で文字数を確認したい", "文字数.md"),
+    ("見出しの下の文章を隠したい", "折りたたみ.md"),
+    ("노트를 어떻게 만드나요", "노트.md"),  # 노트를 (with its particle) is in no note
+    ("기기 동기화", "동기화.md"),
+    ("ค้นหาข้อความ", "ไทย.md"),  # Thai has no spaces between words
+])
+def test_natural_queries_find_the_note_lexically(index: VaultIndex, query: str, expected: str) -> None:
+    paths = [r["path"] for r in index.search(query, mode="lexical")["results"][:3]]
+    assert expected in paths, (query, paths)
+
+
+def _adjacent_pairs(text: str) -> Iterator[str]:
+    for a, b in itertools.pairwise(text):
+        if a.isalpha() and b.isalpha() and not a.isascii() and not b.isascii():
+            yield a + b
+
+
+@pytest.mark.parametrize("name", [n for n in NOTES if not n.startswith("English")])
+def test_any_two_characters_of_a_note_find_it(index: VaultIndex, name: str) -> None:
+    body = NOTES[name].split("\n", 2)[2]
+    pairs = list(dict.fromkeys(_adjacent_pairs(body)))
+    assert pairs
+    for pair in pairs:
+        assert index.search(pair, mode="lexical")["results"], pair
+    # two characters that are not next to each other in the note still find something
+    spaced = body[0] + body[5]
+    assert index.search(spaced, mode="lexical")["results"], spaced
+
+
+def test_hybrid_search_answers_a_cjk_question(index: VaultIndex) -> None:
+    res = index.search("如何申请退款")
+    assert res["results"][0]["path"] == "退款.md"
+    assert res["results"][0]["highlights"]  # the matched bigrams are marked in the snippet
+
+
+def test_an_index_of_the_previous_schema_is_rebuilt(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "退款.md").write_text(NOTES["退款.md"], encoding="utf-8")
+    first = open_index(vault, tmp_path / "index", load_model=False)
+    first.index()
+    first.store.conn.execute("UPDATE chunks SET cjk = 'stale'")
+    first.store.conn.execute("PRAGMA user_version = 1")
+    first.close()
+    again = open_index(vault, tmp_path / "index", load_model=False)
+    assert again.reader().execute("SELECT count(*) FROM chunks").fetchone()[0] == 0
+    again.index()
+    assert again.search("申请退款", mode="lexical")["results"][0]["path"] == "退款.md"
+    again.close()
