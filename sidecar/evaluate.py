@@ -106,7 +106,7 @@ def evaluate_set(index: VaultIndex, queries: list[dict[str, Any]], cfgs: list[Co
     population got (answerable queries should be high/medium, unanswerable ones low)."""
     out: dict[str, Any] = {}
     for cfg in cfgs:
-        total, kinds = Scores(), {}
+        total, kinds = Scores(), dict[str, Scores]()
         bands: dict[str, dict[str, int]] = {"answerable": {}, "unanswerable": {}}
         for q in queries:
             res = index.search(q["query"], limit=K, mode=cfg.mode, ranking=cfg.ranking)
