@@ -33,6 +33,7 @@ class Settings:
     sqlite_driver: str | None = field(default=None, metadata=_meta("force a SQLite driver: sqlean, sqlite3 or apsw (default: the first that loads sqlite-vec)", "SIDECAR_SQLITE_DRIVER"))
     embed_batch: int = field(default=512, metadata=_meta("chunks per embedding batch"))
     notes_per_transaction: int = field(default=200, metadata=_meta("notes written per transaction during a full index"))
+    allow_hardlinks: bool = field(default=False, metadata=_meta("index notes whose file has other names (hard links), which may lie outside the vault or in excluded folders: 1 to allow", "SIDECAR_ALLOW_HARDLINKS"))
 
     def __post_init__(self) -> None:
         if self.index_dir == Path():
@@ -53,9 +54,18 @@ def from_env(vault: Path, **overrides: object) -> Settings:
     for f in fields(Settings):
         env = f.metadata.get("env") if f.metadata else None
         if env and os.environ.get(env):
-            values[f.name] = Path(os.environ[env]) if f.name == "index_dir" else os.environ[env]
+            values[f.name] = _from_text(f.type, os.environ[env])
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(vault=vault.expanduser().resolve(), **values)  # type: ignore[arg-type]
+
+
+def _from_text(annotation: object, text: str) -> object:
+    """An environment variable's text as the setting's type (annotations are strings here)."""
+    if annotation == "Path":
+        return Path(text)
+    if annotation == "bool":
+        return text.strip().lower() in ("1", "true", "yes", "on")
+    return text
 
 
 def default_index_dir(vault: Path) -> Path:

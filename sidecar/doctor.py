@@ -85,7 +85,7 @@ def check_vault(settings: Settings) -> Check:
 
     if not settings.vault.is_dir():
         return Check("vault", "fail", f"{settings.vault} is not a folder", "pass --vault with your vault's folder")
-    scan = Vault(settings.vault, settings.exclude, settings.max_file_bytes).scan()
+    scan = Vault.for_settings(settings).scan()
     detail = f"{len(scan.notes)} notes, {len(scan.attachments)} attachments, {len(scan.skipped)} skipped"
     return Check("vault", "ok" if scan.notes else "warn", detail, None if scan.notes else "the vault has no .md notes")
 

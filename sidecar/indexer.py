@@ -120,7 +120,7 @@ class Indexer:
         self.settings = settings
         self.store = store
         self.embedder = embedder
-        self.vault = Vault(settings.vault, settings.exclude, settings.max_file_bytes)
+        self.vault = Vault.for_settings(settings)
         self.lock = threading.Lock()
         self._rebuild = False
 

@@ -15,8 +15,11 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import pathspec
+
+from sidecar.config import Settings
 
 INDEXIGNORE = ".indexignore"
 NOTE_SUFFIX = ".md"
@@ -59,22 +62,29 @@ def nfc(text: str) -> str:
 
 
 class Vault:
-    def __init__(self, root: Path, extra_excludes: tuple[str, ...] = (), max_file_bytes: int = 2_000_000) -> None:
+    def __init__(self, root: Path, extra_excludes: tuple[str, ...] = (), max_file_bytes: int = 2_000_000,
+                 allow_hardlinks: bool = False) -> None:
         self.root = root.expanduser().resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"vault folder not found: {root}")
         self.max_file_bytes = max_file_bytes
+        self.allow_hardlinks = allow_hardlinks
         self.extra_excludes = extra_excludes
         self.reload_rules()
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Vault:
+        return cls(settings.vault, settings.exclude, settings.max_file_bytes, settings.allow_hardlinks)
 
     # ---- ignore rules -------------------------------------------------------------------
     def reload_rules(self) -> None:
         """Re-read .indexignore and Obsidian's excluded files (they can change while serving)."""
         lines = list(self.extra_excludes)
-        ignore_file = self.root / INDEXIGNORE
-        if ignore_file.is_file():
-            lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-        self._spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        ignore_text = read_small_file(self.root / INDEXIGNORE)
+        if ignore_text is not None:
+            lines += ignore_text.splitlines()
+        # Paths here are NFC (macOS writes NFD names, people type NFC): so is every rule.
+        self._spec = pathspec.GitIgnoreSpec.from_lines([nfc(line) for line in lines])
         self._obsidian_prefixes, self._obsidian_regexes = _obsidian_filters(self.root)
 
     def exclusion_reason(self, rel: str) -> str | None:
@@ -82,9 +92,12 @@ class Vault:
         # Asked for every file of every scan: string tests first, the pattern matcher only if there are patterns.
         if rel.startswith(".") or "/." in rel:  # a component starting with a dot (.indexignore too)
             return "hidden folder or file"
-        if self._spec.patterns and self._spec.match_file(rel):
+        # Both forms: a rule can spell an accent as an escape (`e\u0301`), which no normalisation reaches.
+        spellings = (rel,) if rel.isascii() else (rel, unicodedata.normalize("NFD", rel))
+        if self._spec.patterns and any(self._spec.match_file(p) for p in spellings):
             return "excluded by .indexignore"
-        if rel.startswith(self._obsidian_prefixes) or any(rx.search(rel) for rx in self._obsidian_regexes):
+        if rel.startswith(self._obsidian_prefixes) or any(rx.search(p) for rx in self._obsidian_regexes
+                                                           for p in spellings):
             return "excluded in Obsidian settings (Excluded files)"
         return None
 
@@ -98,8 +111,8 @@ class Vault:
                 continue
             if not rel.lower().endswith(NOTE_SUFFIX):
                 attachments.append(rel)
-            elif st.st_size > self.max_file_bytes:
-                skipped.append(Skip(rel, f"too large: {st.st_size:,} bytes (limit {self.max_file_bytes:,})"))
+            elif (refusal := self.file_refusal(st)) is not None:
+                skipped.append(Skip(rel, refusal))
             else:
                 notes.append(VaultFile(rel, st.st_size, st.st_mtime_ns))
         return ScanResult(notes, attachments, skipped)
@@ -196,8 +209,8 @@ class Vault:
             real = full.resolve(strict=True)
         except (OSError, RuntimeError):
             return None
-        if not real.is_file() or not self._servable_real(real):
-            return None  # outside, or a link inside the vault that points into an excluded place
+        if not real.is_file() or not self._servable_real(real) or self.file_refusal(real.stat()) is not None:
+            return None  # outside, a link into an excluded place, or a file the index refuses (hardlinks)
         return rel
 
     # ---- reading ------------------------------------------------------------------------
@@ -205,18 +218,29 @@ class Vault:
         """Decode a note; raises UnreadableNote with a reason the user can act on."""
         full = self.disk_path(rel)
         try:
-            with open(full, "rb") as handle:
+            with open_regular(full) as handle:
                 if not self._opened_servable(handle.fileno(), full):
                     raise UnreadableNote("links out of the vault or to an excluded file")
                 st = os.fstat(handle.fileno())
-                if st.st_size > self.max_file_bytes:
-                    raise UnreadableNote(f"too large: {st.st_size:,} bytes (limit {self.max_file_bytes:,})")
+                refusal = self.file_refusal(st)
+                if refusal is not None:
+                    raise UnreadableNote(refusal)
                 data = handle.read(self.max_file_bytes + 1)
         except FileNotFoundError as exc:
             raise UnreadableNote("vanished while being read") from exc
         except OSError as exc:
             raise UnreadableNote(f"cannot read: {exc.strerror or exc}") from exc
         return decode_note(data)
+
+    def file_refusal(self, st: os.stat_result) -> str | None:
+        """Why a note's file (by its stat) is not indexed, or None. The one place for both rules."""
+        if st.st_size > self.max_file_bytes:
+            return f"too large: {st.st_size:,} bytes (limit {self.max_file_bytes:,})"
+        if st.st_nlink > 1 and not self.allow_hardlinks:
+            # The other name may be outside the vault, in .obsidian/ or excluded: nothing here can tell.
+            return (f"hard-linked ({st.st_nlink} names for one file): not indexed unless "
+                    "SIDECAR_ALLOW_HARDLINKS=1 (docs/security.md)")
+        return None
 
 
     def _opened_servable(self, fd: int, full: Path) -> bool:
@@ -231,6 +255,37 @@ class Vault:
         except (OSError, RuntimeError):
             return False
         return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino) and self._servable_real(real)
+
+
+class NotRegularFile(OSError):
+    """A FIFO, socket or device where a note should be: opening or reading it could block forever."""
+
+    def __init__(self) -> None:
+        super().__init__(0, "not a regular file (a FIFO, socket or device)")
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open a regular file for reading, never blocking: O_NONBLOCK makes the open of a FIFO return at
+    once (a plain open waits for a writer, forever), and the fstat refuses it before any read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_small_file(path: Path, limit: int = 1_000_000) -> str | None:
+    """A settings file (.indexignore, .obsidian/app.json) as text, or None when it is missing, not a
+    regular file or unreadable. Bounded: a huge one is read up to `limit` bytes."""
+    try:
+        with open_regular(path) as handle:
+            return handle.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def _fd_path(fd: int) -> str | None:
@@ -269,8 +324,8 @@ def decode_note(data: bytes) -> NoteText:
 def _obsidian_filters(root: Path) -> tuple[tuple[str, ...], tuple[re.Pattern[str], ...]]:
     """Obsidian's "Excluded files": plain entries are path prefixes, /.../ entries are regexes."""
     try:
-        config = json.loads((root / ".obsidian" / "app.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        config = json.loads(read_small_file(root / ".obsidian" / "app.json") or "null")
+    except ValueError:
         return (), ()
     entries = config.get("userIgnoreFilters") if isinstance(config, dict) else None
     prefixes: list[str] = []
@@ -280,7 +335,7 @@ def _obsidian_filters(root: Path) -> tuple[tuple[str, ...], tuple[re.Pattern[str
             continue
         if len(entry) > 2 and entry.startswith("/") and entry.endswith("/"):
             try:
-                regexes.append(re.compile(entry[1:-1]))
+                regexes.append(re.compile(nfc(entry[1:-1])))
             except re.error:
                 continue
         else:

@@ -1,11 +1,14 @@
 import codecs
 import json
 import os
+import threading
+import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from sidecar.vault import UnreadableNote, Vault, decode_note
+from sidecar.vault import UnreadableNote, Vault, decode_note, read_small_file
 
 
 @pytest.fixture()
@@ -82,3 +85,100 @@ def test_decode_variants() -> None:
     assert bad.text == "caf\ufffd ok" and bad.warnings
     with pytest.raises(UnreadableNote, match="binary"):
         decode_note(b"\x00\x01\x02PNG")
+
+
+def _in_thread(fn: Callable[[], object]) -> object:
+    """Run fn where a hang cannot take the test run with it: a blocked open of a FIFO never returns.
+    The join's timeout only detects that hang; it bounds no work."""
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(_outcome(fn)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert out, "blocked (a FIFO opened for reading waits for a writer forever)"
+    return out[0]
+
+
+def _outcome(fn: Callable[[], object]) -> object:
+    try:
+        return fn()
+    except Exception as exc:
+        return exc
+
+
+def test_a_note_replaced_by_a_fifo_is_refused_without_blocking(vault: Vault) -> None:
+    """Two reads blocked on a FIFO and search, read_note and related timed out on both ports."""
+    assert "Note.md" in [f.path for f in vault.scan().notes]
+    (vault.root / "Note.md").unlink()
+    os.mkfifo(vault.root / "Note.md")
+    outcome = _in_thread(lambda: vault.read_note("Note.md"))
+    assert isinstance(outcome, UnreadableNote) and "not a regular file" in str(outcome)
+    assert _in_thread(lambda: vault.confine("Note.md")) is None
+    assert "Note.md" not in [f.path for f in _in_thread(vault.scan).notes]  # type: ignore[attr-defined]
+
+
+def test_settings_files_that_are_fifos_do_not_block_loading_the_rules(vault: Vault) -> None:
+    (vault.root / ".indexignore").unlink()
+    os.mkfifo(vault.root / ".indexignore")
+    (vault.root / ".obsidian" / "app.json").unlink()
+    os.mkfifo(vault.root / ".obsidian" / "app.json")
+    assert _in_thread(vault.reload_rules) is None
+    assert read_small_file(vault.root / ".indexignore") is None
+
+
+def test_ignore_rules_apply_whatever_the_unicode_form(tmp_path: Path) -> None:
+    """macOS writes NFD names and people type NFC: `Privé/` in NFD left Privé/p.md indexed."""
+    root = tmp_path / "vault"
+    (root / ".obsidian").mkdir(parents=True)
+    nfd, nfc_ = unicodedata.normalize("NFD", "é"), unicodedata.normalize("NFC", "é")
+    (root / f"Priv{nfc_}").mkdir()
+    (root / f"Priv{nfc_}" / "p.md").write_text("private")
+    (root / f"R{nfd}gex").mkdir()  # an NFD name on disk, as macOS makes it
+    (root / f"R{nfd}gex" / "z.md").write_text("regex")
+    (root / f"Esc{nfc_}").mkdir()
+    (root / f"Esc{nfc_}" / "e.md").write_text("escaped")
+    (root / "Kept.md").write_text("kept")
+    (root / ".indexignore").write_text(f"Priv{nfd}/\n")
+    filters = [f"/R{nfc_}gex/", "/Esce\\u0301/"]  # NFC typed for an NFD name; an accent as a regex escape
+    (root / ".obsidian" / "app.json").write_text(json.dumps({"userIgnoreFilters": filters}))
+    vault = Vault(root)
+    assert [f.path for f in vault.scan().notes] == ["Kept.md"]
+    for rel in (f"Priv{nfc_}/p.md", f"Priv{nfd}/p.md", f"R{nfd}gex/z.md", f"R{nfc_}gex/z.md", f"Esc{nfc_}/e.md"):
+        assert vault.confine(rel) is None, rel
+        assert vault.exclusion_reason(unicodedata.normalize("NFC", rel)) is not None, rel
+
+
+def test_hardlinks_are_refused_unless_allowed(tmp_path: Path) -> None:
+    """A hard link inside the vault served a file outside it, in .obsidian/ and in an ignored folder."""
+    root = tmp_path / "vault"
+    (root / "Private").mkdir(parents=True)
+    (root / ".obsidian").mkdir()
+    (root / ".indexignore").write_text("Private/\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("outside canary")
+    (root / "Private" / "diary.md").write_text("diary canary")
+    (root / ".obsidian" / "workspace.md").write_text("workspace canary")
+    for name, target in (("out.md", outside), ("diary.md", root / "Private" / "diary.md"),
+                         ("ws.md", root / ".obsidian" / "workspace.md")):
+        os.link(target, root / name)
+    (root / "plain.md").write_text("plain")
+    vault = Vault(root)
+    scan = vault.scan()
+    assert [f.path for f in scan.notes] == ["plain.md"]
+    assert sorted(s.path for s in scan.skipped if s.reason.startswith("hard-linked")) == ["diary.md", "out.md", "ws.md"]
+    for name in ("out.md", "diary.md", "ws.md"):
+        assert vault.confine(name) is None
+        with pytest.raises(UnreadableNote, match="hard-linked"):
+            vault.read_note(name)
+    allowed = Vault(root, allow_hardlinks=True)
+    assert sorted(f.path for f in allowed.scan().notes) == ["diary.md", "out.md", "plain.md", "ws.md"]
+    assert allowed.read_note("out.md").text == "outside canary"
+
+
+def test_the_hardlink_setting_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from sidecar.config import from_env
+
+    monkeypatch.setenv("SIDECAR_ALLOW_HARDLINKS", "0")
+    assert from_env(tmp_path).allow_hardlinks is False
+    monkeypatch.setenv("SIDECAR_ALLOW_HARDLINKS", "1")
+    assert from_env(tmp_path).allow_hardlinks is True
+    assert Vault.for_settings(from_env(tmp_path)).allow_hardlinks is True
