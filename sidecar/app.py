@@ -21,7 +21,7 @@ from sidecar import __version__, notes_api
 from sidecar.config import Settings
 from sidecar.db import SCHEMA_VERSION, connect
 from sidecar.embed import Embedder, ModelUnavailable
-from sidecar.errors import IndexNotReady, NotFound
+from sidecar.errors import IndexNotReady, InvalidParams, NotFound
 from sidecar.fuse import DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import Indexer, IndexReport, ProgressFn
 from sidecar.private import private_dir
@@ -123,12 +123,16 @@ class VaultIndex:
         return {"high": t.high, "low": t.low, "source": "default" if source is None else str(source[0])}
 
     def search(self, query: str, limit: int = 10, filters: dict[str, Any] | None = None, mode: str = "hybrid",
-               max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None) -> dict[str, Any]:
+               max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None,
+               typed: bool = False) -> dict[str, Any]:
+        """`typed`: search-as-you-type (speed shortcuts on); a submitted question keeps every word."""
         self._require_index()
+        if not isinstance(typed, bool):
+            raise InvalidParams("typed must be true or false")
         with self._one_read() as conn:
             snap = self.snapshot()
             searcher = Searcher(conn, snap, self.embedder, self.thresholds(snap), ranking or self.ranking)
-            result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain)
+            result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain, typed)
         result["index_building"] = self.building
         return result
 

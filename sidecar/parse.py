@@ -61,6 +61,9 @@ MAX_YAML_DEPTH = 32
 # Per note and per kind (links, headings, tags, block ids): a generated 20 MB
 # file must not turn into millions of objects.
 MAX_ITEMS = 20_000
+# Every chunk of a section stores its heading path, and answers carry titles: one 1.9 MB heading made
+# a 2.3 GB index. Real headings and titles are a line; longer ones are cut at a word.
+MAX_HEADING_CHARS = 300
 
 _T = TypeVar("_T")
 
@@ -246,7 +249,7 @@ def _title(path: str, frontmatter: dict[str, object]) -> str:
     for value in _values_of(frontmatter, "title")[:1]:
         text = _as_text(value)
         if text:
-            return text
+            return bounded_text(text)
     name = path.rsplit("/", 1)[-1]
     return name[:-3] if name.lower().endswith(".md") else name
 
@@ -527,9 +530,17 @@ def _headings(masked: str, body: str, start_line: int) -> Iterator[Heading]:
     for m in _HEADING.finditer(masked):
         # Detect on the masked text (so fences and comments hide headings) but
         # read the text from the original, where inline code is still visible.
-        text = _clean_heading(body[m.end() : _line_end(body, m.end())])
+        text = bounded_text(_clean_heading(body[m.end() : _line_end(body, m.end())]))
         if text:
             yield Heading(len(m.group(1)), text, lines.line_at(m.start()))
+
+
+def bounded_text(text: str, limit: int = MAX_HEADING_CHARS) -> str:
+    """At most `limit` characters, cut after a word when there is one in the second half."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", limit // 2, limit)
+    return text[:cut if cut > 0 else limit].rstrip()
 
 
 def _clean_heading(raw: str) -> str:

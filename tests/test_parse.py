@@ -650,3 +650,15 @@ def test_twenty_megabyte_file() -> None:
     assert len(note.links) == MAX_ITEMS
     assert note.tags == ("t",)
     assert note.block_ids == ("b",)
+
+
+def test_a_long_heading_and_title_are_bounded() -> None:
+    """One 1.9 MB heading was stored again with every section: 2.27 GB of index for a 1.9 MB note."""
+    from sidecar.parse import MAX_HEADING_CHARS, bounded_text
+
+    note = parse_note("h.md", "---\ntitle: " + "t " * 50_000 + "\n---\n# " + "word " * 380_000 + "\n\nbody\n## "
+                      + "x" * 100_000 + "\n")
+    assert [len(h.text) <= MAX_HEADING_CHARS for h in note.headings] == [True, True]
+    assert note.headings[0].text.startswith("word word") and not note.headings[0].text.endswith(" ")
+    assert len(note.title) <= MAX_HEADING_CHARS
+    assert bounded_text("short") == "short" and bounded_text("a" * 400) == "a" * MAX_HEADING_CHARS
