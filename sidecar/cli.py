@@ -291,7 +291,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         queries = evaluate.load_queries(Path(args.queries))
         cfgs = evaluate.configs(index.ranking)
         out["search"] = evaluate.evaluate_search(index, queries, cfgs)
-        out["full_by_kind"] = evaluate.by_kind(index, queries, cfgs[-1])
+        out["full_by_kind"] = evaluate.by_kind(index, queries, next(c for c in cfgs if c.name == "full"))
     out["link_prediction"] = evaluate.link_prediction(index, sample=args.sample)
     emit(args, out, lambda: _eval_text(out))
     return 0

@@ -45,6 +45,7 @@ class Config:
     name: str
     mode: str
     ranking: Ranking
+    typed: bool = False  # search-as-you-type (the speed shortcuts) rather than a submitted question
 
 
 def configs(base: Ranking) -> list[Config]:
@@ -62,6 +63,7 @@ def configs(base: Ranking) -> list[Config]:
         Config("rrf+sections", "hybrid", replace(plain, section_bonus=base.section_bonus or 0.1)),
         Config("rrf+coverage", "hybrid", replace(plain, coverage_weight=base.coverage_weight or 0.3)),
         Config("full", "hybrid", base),
+        Config("full-typed", "hybrid", base, typed=True),
     ]
 
 
@@ -109,7 +111,7 @@ def evaluate_set(index: VaultIndex, queries: list[dict[str, Any]], cfgs: list[Co
         total, kinds = Scores(), dict[str, Scores]()
         bands: dict[str, dict[str, int]] = {"answerable": {}, "unanswerable": {}}
         for q in queries:
-            res = index.search(q["query"], limit=K, mode=cfg.mode, ranking=cfg.ranking)
+            res = index.search(q["query"], limit=K, mode=cfg.mode, ranking=cfg.ranking, typed=cfg.typed)
             population = "answerable" if q.get("relevant") else "unanswerable"
             bands[population][res["band"]] = bands[population].get(res["band"], 0) + 1
             if not q.get("relevant"):

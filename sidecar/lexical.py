@@ -48,9 +48,11 @@ def _cjk_phrase(run: str) -> str:
     return "cjk : " + _quote(" ".join(bigrams(run)))
 
 
-def build_query(text: str, prefix_last: bool = True) -> LexicalQuery:
+def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True) -> LexicalQuery:
     """Quoted phrases stay phrases; other words are OR-ed (BM25 ranks notes with more of them first).
-    A run of an unspaced script (CJK, Thai...) becomes its bigrams, each a term of the OR."""
+    A run of an unspaced script (CJK, Thai...) becomes its bigrams, each a term of the OR.
+    Search-as-you-type drops function words and takes the last word as a prefix; a submitted
+    question keeps its words (`prefix_last=False, drop_stopwords=False`)."""
     parts: list[str] = []
     terms: list[str] = []
     singles: list[str] = []
@@ -65,7 +67,7 @@ def build_query(text: str, prefix_last: bool = True) -> LexicalQuery:
             terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
     tokens = [tok for tok in rest.split() if WORD.search(tok)]
     content = [tok for tok in tokens if tok.lower().strip(".,;:!?()[]{}'\"") not in STOPWORDS]
-    if content or phrases:
+    if drop_stopwords and (content or phrases):
         tokens = content
     for i, token in enumerate(tokens):
         for is_cjk, piece in split_cjk_runs(token):

@@ -40,7 +40,7 @@ ERROR_CODES: dict[str, int] = {
 # checks every request against it at the boundary (sidecar/params.py).
 PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {
     "status": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
-    "search": {'type': 'object', 'properties': {'query': {'type': 'string', 'minLength': 1, 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}, 'mode': {'type': 'string', 'enum': ['hybrid', 'lexical', 'semantic']}, 'filters': {'type': 'object', 'properties': {'folder': {'type': 'string', 'maxLength': 1024}, 'tag': {'type': 'string', 'maxLength': 1000}, 'fields': {'type': 'object', 'additionalProperties': {'type': 'string', 'maxLength': 1000}, 'maxProperties': 50, 'propertyNames': {'maxLength': 200}}, 'modified_since': {'type': 'number'}, 'exclude_path': {'type': 'string', 'maxLength': 1024}, 'exclude_terms': {'type': 'array', 'items': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'maxItems': 100}}, 'required': [], 'additionalProperties': False}, 'max_tokens': {'type': 'integer', 'minimum': 1}, 'explain': {'type': 'boolean'}}, 'required': ['query'], 'additionalProperties': False},
+    "search": {'type': 'object', 'properties': {'query': {'type': 'string', 'minLength': 1, 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}, 'mode': {'type': 'string', 'enum': ['hybrid', 'lexical', 'semantic']}, 'filters': {'type': 'object', 'properties': {'folder': {'type': 'string', 'maxLength': 1024}, 'tag': {'type': 'string', 'maxLength': 1000}, 'fields': {'type': 'object', 'additionalProperties': {'type': 'string', 'maxLength': 1000}, 'maxProperties': 50, 'propertyNames': {'maxLength': 200}}, 'modified_since': {'type': 'number'}, 'exclude_path': {'type': 'string', 'maxLength': 1024}, 'exclude_terms': {'type': 'array', 'items': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'maxItems': 100}}, 'required': [], 'additionalProperties': False}, 'max_tokens': {'type': 'integer', 'minimum': 1}, 'explain': {'type': 'boolean'}, 'typed': {'type': 'boolean'}}, 'required': ['query'], 'additionalProperties': False},
     "related": {'type': 'object', 'properties': {'path': {'type': 'string', 'maxLength': 1024}, 'text': {'type': 'string'}, 'cursor_heading': {'type': 'string', 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}}, 'required': [], 'additionalProperties': False},
     "health": {'type': 'object', 'properties': {'sections': {'type': 'array', 'items': {'type': 'string', 'maxLength': 100}, 'maxItems': 50}}, 'required': [], 'additionalProperties': False},
     "note.links": {'type': 'object', 'properties': {'path': {'type': 'string', 'minLength': 1, 'maxLength': 1024}}, 'required': ['path'], 'additionalProperties': False},
@@ -475,6 +475,11 @@ class SearchParams(TypedDict):
     # Budget for all snippets together (approximate tokens); snippets past it are cut and marked `truncated`.
     max_tokens: NotRequired[int]
     explain: NotRequired[bool]
+
+    # True while the user is still typing (search-as-you-type): function words are dropped, terms found in
+    # many sections leave the wide OR, and the last word is a prefix. Default false: a submitted query keeps
+    # every word.
+    typed: NotRequired[bool]
 
 
 class RelatedParams(TypedDict):

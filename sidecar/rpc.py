@@ -70,9 +70,9 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
         return await asyncio.to_thread(service.status)
 
     async def search(query: str, limit: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None,
-                     max_tokens: int | None = None, explain: bool = False) -> Any:
+                     max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> Any:
         return await core("search", query=query, limit=limit, mode=mode, filters=filters,
-                          max_tokens=max_tokens, explain=explain)
+                          max_tokens=max_tokens, explain=explain, typed=typed)
 
     async def related(path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
                       limit: int = 10) -> Any:

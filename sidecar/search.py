@@ -130,21 +130,21 @@ class Candidates:
 
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
-                       ranking: Ranking, counts: dict[str, int] | None = None) -> list[int]:
+                       ranking: Ranking, counts: dict[str, int] | None = None, typed: bool = True) -> list[int]:
     """BM25 candidates: sections holding every term first, then (if too few) those holding some.
 
     Asking for all terms first is both the better ranking (coverage) and the fast path: OR over
     common words makes FTS5 score tens of thousands of rows, AND intersects the posting lists."""
     if query.match is None:
         return []
-    found = _all_then_any(conn, query, allowed, ranking, counts)
+    found = _all_then_any(conn, query, allowed, ranking, counts, typed)
     if not found and query.fallback:  # no CJK bigram in common: sections sharing single characters
         found = _bm25(conn, query.fallback, allowed, ranking, ranking.candidates)
     return found
 
 
 def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
-                  ranking: Ranking, counts: dict[str, int] | None) -> list[int]:
+                  ranking: Ranking, counts: dict[str, int] | None, typed: bool) -> list[int]:
     assert query.match is not None
     if len(query.parts) < 2 or query.match_all is None:
         return _bm25(conn, query.match, allowed, ranking, ranking.candidates)
@@ -152,8 +152,8 @@ def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[in
     if len(strict) >= ranking.candidates // 2:
         return strict
     seen = set(strict)
-    loose = [c for c in _bm25(conn, _specific_any(conn, query, counts), allowed, ranking, ranking.candidates)
-             if c not in seen]
+    loose_match = _specific_any(conn, query, counts) if typed else str(query.match)
+    loose = [c for c in _bm25(conn, loose_match, allowed, ranking, ranking.candidates) if c not in seen]
     return strict + loose[: ranking.candidates - len(strict)]
 
 
@@ -328,16 +328,16 @@ class Searcher:
         self.ranking = ranking or Ranking()
 
     def search(self, query: str, limit: int = 10, filters: Filters | None = None, mode: str = "hybrid",
-               max_tokens: int | None = None, explain: bool = False) -> dict[str, Any]:
+               max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> dict[str, Any]:
         started = time.perf_counter()
-        typed = query[:MAX_QUERY_CHARS] if isinstance(query, str) else query  # a trailing space ends the last word
-        query, limit, mode = _validate(typed, limit, mode, max_tokens)
+        text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else query  # a trailing space ends the last word
+        query, limit, mode = _validate(text, limit, mode, max_tokens)
         filters = filters or Filters()
         vectors_available = self.embedder is not None and len(self.snap.vector_ids) > 0
         effective_mode = mode if vectors_available or mode == "lexical" else "lexical"
         allowed = allowed_notes(self.conn, filters)
-        lexq = build_query(typed)
-        cands = self._candidates(query, lexq, allowed, effective_mode)
+        lexq = build_query(text, prefix_last=typed, drop_stopwords=typed)
+        cands = self._candidates(query, lexq, allowed, effective_mode, typed)
         weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
             if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
         legs = {"lexical": cands.lexical, "semantic": cands.semantic}
@@ -369,11 +369,11 @@ class Searcher:
         return response
 
     # ---- stages -------------------------------------------------------------------------
-    def _candidates(self, query: str, lexq: LexicalQuery, allowed: set[int] | None, mode: str) -> Candidates:
+    def _candidates(self, query: str, lexq: LexicalQuery, allowed: set[int] | None, mode: str, typed: bool) -> Candidates:
         cands = Candidates()
         if mode in ("hybrid", "lexical"):
             self.snap.term_counts.setdefault("", self.snap.chunk_count)
-            cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking, self.snap.term_counts)
+            cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking, self.snap.term_counts, typed)
         if mode in ("hybrid", "semantic") and self.embedder is not None:
             qvec = self.embedder.encode([query])[0]
             if not np.any(qvec):

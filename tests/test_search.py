@@ -58,8 +58,20 @@ def test_cjk_and_portuguese_are_findable(demo_index: VaultIndex) -> None:
 
 
 def test_prefix_of_the_word_being_typed(demo_index: VaultIndex) -> None:
-    assert demo_index.search("sourdou", mode="lexical")["results"][0]["path"] == "Cooking/Sourdough Bread.md"
-    assert demo_index.search("sourdou ", mode="lexical")["results"] == []  # a finished word is not a prefix
+    typed = demo_index.search("sourdou", mode="lexical", typed=True)["results"]
+    assert typed[0]["path"] == "Cooking/Sourdough Bread.md"
+    assert demo_index.search("sourdou ", mode="lexical", typed=True)["results"] == []  # a finished word is not a prefix
+    assert demo_index.search("sourdou", mode="lexical")["results"] == []  # a submitted query is its words
+
+
+def test_a_submitted_query_keeps_its_function_words(demo_index: VaultIndex) -> None:
+    submitted = demo_index.search("how do I", mode="lexical", explain=True)["explanation"]["terms"]
+    typed = demo_index.search("how do I", mode="lexical", explain=True, typed=True)["explanation"]["terms"]
+    assert submitted == typed == ["how", "do", "i"]  # nothing but function words: both keep them
+    submitted = demo_index.search("how do I bake bread", mode="lexical", explain=True)["explanation"]["terms"]
+    typed = demo_index.search("how do I bake bread", mode="lexical", explain=True, typed=True)["explanation"]["terms"]
+    assert submitted == ["how", "do", "i", "bake", "bread"]
+    assert typed == ["bake", "bread"]
 
 
 def test_filters(demo_index: VaultIndex) -> None:

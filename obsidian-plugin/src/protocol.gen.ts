@@ -408,6 +408,12 @@ export interface SearchParams {
   /** Budget for all snippets together (approximate tokens); snippets past it are cut and marked `truncated`. */
   max_tokens?: number;
   explain?: boolean;
+  /**
+   * True while the user is still typing (search-as-you-type): function words are dropped, terms found in many
+   * sections leave the wide OR, and the last word is a prefix. Default false: a submitted query keeps every
+   * word.
+   */
+  typed?: boolean;
 }
 
 /** Params of `related` (by name). */

@@ -91,6 +91,7 @@ export class SearchModal extends SuggestModal<SearchResult> {
       const client = await this.ctx.sidecar.client();
       const response: SearchResponse = await client.call("search", {
         query: parsed.query, filters: parsed.filters, mode: this.mode, limit: this.ctx.settings.searchLimit,
+        typed: true, // the modal answers every keystroke: search-as-you-type
       });
       if (seq !== this.seq) return [];
       const notes = [response.caveat, response.index_building ? "Index still building." : null, ...parsed.warnings];

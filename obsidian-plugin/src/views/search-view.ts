@@ -26,7 +26,8 @@ export class SearchView extends ItemView {
   private modeEl!: HTMLSelectElement;
   private resultsEl!: HTMLElement;
   private rerun = debounce(() => void this.run(), 1500, true);
-  private typed = debounce(() => void this.run(), 250, true);
+  // While typing, the sidecar takes its speed shortcuts; Enter submits the query with every word.
+  private typed = debounce(() => void this.run(true), 250, true);
 
   constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
     super(leaf);
@@ -109,7 +110,7 @@ export class SearchView extends ItemView {
     this.seq++;
   }
 
-  private async run(): Promise<void> {
+  private async run(typing = false): Promise<void> {
     if (!this.resultsEl) return;
     const seq = ++this.seq;
     const parsed = parseQuery(this.query);
@@ -122,6 +123,7 @@ export class SearchView extends ItemView {
       const client = await this.ctx.sidecar.client();
       const response = await client.call("search", {
         query: parsed.query, filters: parsed.filters, mode: this.mode, limit: this.ctx.settings.searchLimit,
+        typed: typing,
       });
       if (seq !== this.seq) return;
       this.response = response;
