@@ -23,7 +23,7 @@ from sidecar.db import SCHEMA_VERSION, connect
 from sidecar.embed import Embedder, ModelUnavailable
 from sidecar.errors import IndexNotReady, InvalidParams, NotFound
 from sidecar.fuse import DEFAULT_HIGH, DEFAULT_LOW, Thresholds
-from sidecar.indexer import Indexer, IndexReport, ProgressFn
+from sidecar.indexer import LINKS_PENDING, Indexer, IndexReport, ProgressFn
 from sidecar.private import private_dir
 from sidecar.redact import rules_fingerprint
 from sidecar.related import Related
@@ -246,6 +246,8 @@ class VaultIndex:
         skipped = [{"path": r[0], "reason": r[1]} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
         last = conn.execute("SELECT value FROM meta WHERE key = 'last_indexed_at'").fetchone()
         vectors_available = self.embedder is not None and with_vectors > 0
+        # A run stopped before its last link pass (kill -9) leaves links to notes it added unresolved.
+        links_pending = conn.execute("SELECT 1 FROM meta WHERE key = ?", (LINKS_PENDING,)).fetchone() is not None
         return {
             "version": __version__,
             "vault": str(self.settings.vault),
@@ -265,7 +267,7 @@ class VaultIndex:
             "last_indexed_at": float(last[0]) if last else None,
             "building": self.building,
             "bands": self.thresholds_info(),
-            "complete": last is not None and not self.building and chunks == with_vectors,
+            "complete": last is not None and not self.building and chunks == with_vectors and not links_pending,
         }
 
 

@@ -216,6 +216,9 @@ class Indexer:
             for item in prepared:
                 pending += self._write_one(item, states, gone_by_hash, report)
             self._drop_now_skipped(report, states)
+            # Committed with the notes they belong to: a run killed after this batch leaves its links
+            # resolved (a full rebuild used to leave every rewritten note's links unresolved till the end).
+            self.store.resolve_links(self._note_ids([item.file.path for item in prepared]))
             tx.changed = len(report.changed_paths) + len(report.skipped) != changes_before
         return pending
 
@@ -275,10 +278,7 @@ class Indexer:
             if structural or report.full or attachments_changed:
                 self.store.resolve_links()
             else:
-                changed = self.store.conn.execute(
-                    f"SELECT id FROM notes WHERE path IN ({','.join('?' * len(report.changed_paths))})",
-                    report.changed_paths).fetchall() if report.changed_paths else []
-                self.store.resolve_links([r[0] for r in changed])
+                self.store.resolve_links(self._note_ids(report.changed_paths))
             self.store.set_meta("last_indexed_at", str(time.time()))
             self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
             # A run that found nothing new must not make every reader reload its snapshot.
@@ -321,6 +321,14 @@ class Indexer:
                 return
             self._embed(missing[start:start + step], report)
             progress(Progress("vectors", min(start + step, len(missing)), len(missing)))
+
+    def _note_ids(self, paths: list[str]) -> list[int]:
+        ids: list[int] = []
+        for start in range(0, len(paths), 500):  # under SQLite's limit on bound parameters
+            part = paths[start:start + 500]
+            rows = self.store.conn.execute(f"SELECT id FROM notes WHERE path IN ({','.join('?' * len(part))})", part)
+            ids += [int(r[0]) for r in rows]
+        return ids
 
     def _chunk_count(self) -> int:
         return int(self.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])

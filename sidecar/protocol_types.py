@@ -158,7 +158,8 @@ class StatusResponse(TypedDict):
     last_indexed_at: float | None
     building: bool
 
-    # Every note indexed and every chunk has a vector.
+    # Every note indexed, every chunk has a vector and every link is resolved (false after a run that stopped
+    # before its last link pass, such as a kill -9 while indexing, until the next run finishes).
     complete: bool
 
     # Set while building.

@@ -96,12 +96,14 @@ class Store:
             "UPDATE notes SET path = ?, path_lower = ?, name_lower = ?, size = ?, mtime_ns = ? WHERE id = ?",
             (new_path, new_path.lower(), _name_lower(new_path), file.size, file.mtime_ns, note_id),
         )
+        self._paths = None  # the set of paths changed: links resolve against the new one
 
     def delete_note(self, note_id: int) -> None:
         chunk_ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
         self.vectors.delete(chunk_ids)
         self.conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))  # cascades; FTS via trigger
         self.conn.execute("UPDATE links SET target_id = NULL WHERE target_id = ?", (note_id,))
+        self._paths = None
 
     def upsert_note(
         self, file: VaultFile, content_hash: str, note: ParsedNote, chunks: Sequence[Chunk],
@@ -126,6 +128,7 @@ class Store:
                 "INSERT INTO notes(path, path_lower, name_lower, title, frontmatter, aliases, headings, block_ids,"
                 " warnings, size, mtime_ns, content_hash, chars, lines, indexed_at)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values)
+            self._paths = None
             return int(cur.lastrowid or 0)
         self.conn.execute(
             "UPDATE notes SET path=?, path_lower=?, name_lower=?, title=?, frontmatter=?, aliases=?, headings=?,"
@@ -214,7 +217,8 @@ class Store:
     # ---- links --------------------------------------------------------------------------
     def _path_index(self, fresh: bool) -> tuple[dict[str, int], PathIndex]:
         """Paths -> ids and the resolver over them; rebuilt when files were added, removed or renamed
-        (fresh), reused while only note contents change (an edit resolves its own links in ms)."""
+        (every such write drops it, and `fresh` asks for a new one), reused while only note contents
+        change (an edit resolves its own links in ms)."""
         if fresh or self._paths is None:
             notes = {str(r[0]): int(r[1]) for r in self.conn.execute("SELECT path, id FROM notes")}
             attachments = [str(r[0]) for r in self.conn.execute("SELECT path FROM attachments")]

@@ -13,6 +13,7 @@ import pytest
 
 from sidecar.app import VaultIndex
 from sidecar.config import Settings
+from sidecar.indexer import Progress
 from sidecar.redact import redact
 from tests import demo_facts
 from tests.conftest import DEMO_VAULT, WriteNote, open_index
@@ -329,3 +330,42 @@ def test_the_index_of_a_note_with_a_huge_heading_stays_near_its_size(tmp_path: P
         assert stored + per_note < 3 * len(text), (stored, per_note, len(text))
     finally:
         core.close()
+
+
+def resolved_links(index: VaultIndex) -> set[tuple[str, str, str]]:
+    return set(index.reader().execute(
+        "SELECT n.path, l.target_raw, l.target_path FROM links l JOIN notes n ON n.id = l.source_id"
+        " WHERE l.target_path IS NOT NULL").fetchall())
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["full-rebuild", "first-index"])
+def test_a_run_stopped_mid_way_leaves_the_links_of_its_notes_resolved(tmp_path: Path, full: bool) -> None:
+    """After a kill -9 mid-run, readers saw 8,086-10,514 of 12,089 links resolved until the next run:
+    each batch of notes is now committed with its own links resolved."""
+    vault = tmp_path / "vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    settings = Settings(vault=vault, index_dir=tmp_path / "idx", notes_per_transaction=5)
+    complete = open_index(vault, tmp_path / "complete", load_model=False)
+    complete.index()
+    expected = resolved_links(complete)
+    index = VaultIndex(settings)  # with the model: "complete" also needs every vector
+    if full:
+        index.index()
+    cancel = threading.Event()
+    batches = 0
+
+    def stop_after_three_batches(p: Progress) -> None:
+        nonlocal batches
+        batches += p.phase == "notes"
+        if batches == 3:
+            cancel.set()
+
+    assert index.index(full=full, progress=stop_after_three_batches, cancel=cancel).cancelled
+    if full:
+        assert resolved_links(index) == expected  # a rebuild in place never shows a partial graph
+    else:  # links to notes of later batches wait for the last pass: status says so
+        committed = {str(r[0]) for r in index.reader().execute("SELECT path FROM notes")}
+        assert 0 < len(resolved_links(index)) < len({link for link in expected if link[0] in committed})
+    assert index.status()["complete"] is False
+    index.index()
+    assert resolved_links(index) == expected and index.status()["complete"] is True

@@ -114,7 +114,10 @@ export interface StatusResponse {
   /** Unix seconds of the last finished index run. */
   last_indexed_at: number | null;
   building: boolean;
-  /** Every note indexed and every chunk has a vector. */
+  /**
+   * Every note indexed, every chunk has a vector and every link is resolved (false after a run that stopped
+   * before its last link pass, such as a kill -9 while indexing, until the next run finishes).
+   */
   complete: boolean;
   /** Set while building. */
   progress: Progress | null;
