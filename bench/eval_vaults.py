@@ -3,7 +3,7 @@ shared evaluation vaults (`../shared/eval-vaults/*/queries.jsonl`, written by pe
 
     python3 build.py eval [--sets demo,obsidian-help-ja] [--configs lexical,rrf,full] [--set NAME=VALUE ...]
 
-Each vault is indexed once into bench/out/eval-index/<set>/ (incremental afterwards, so a rerun
+Each vault is indexed once into bench/out/eval-index/<model>/<set>/ (incremental afterwards, so a rerun
 only re-embeds when the model changed). Prints per set: nDCG@10, hit@10 and MRR@10 for every
 ranking configuration, the full ranking per query kind, and the bands each population got;
 writes the figures to bench/out/eval-results.json and .md. `--set lexical_weight=1.2` overrides
@@ -17,6 +17,7 @@ import dataclasses
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,8 @@ def ranking_with(overrides: list[str]) -> Ranking:
 
 
 def run_set(name: str, vault: Path, queries_file: Path, ranking: Ranking, wanted: set[str] | None) -> dict[str, Any]:
-    index = VaultIndex(from_env(vault, index_dir=OUT / "eval-index" / name))
+    settings = from_env(vault)  # SIDECAR_MODEL picks another model: it gets indexes of its own
+    index = VaultIndex(replace(settings, index_dir=OUT / "eval-index" / Path(settings.model or "default").name / name))
     started = time.perf_counter()
     index.index()
     indexed_s = time.perf_counter() - started
