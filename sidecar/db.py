@@ -21,7 +21,7 @@ from sidecar.private import private_file
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: the cjk column holds character bigrams (an older index is rebuilt)
+SCHEMA_VERSION = 3  # 2: the cjk column holds character bigrams; 3: chunks.template (an older index is rebuilt)
 BUSY_TIMEOUT_MS = 5000  # the single writer commits in small transactions; 5 s covers a slow disk
 
 SCHEMA = """
@@ -54,9 +54,11 @@ CREATE TABLE IF NOT EXISTS chunks(
     cjk TEXT NOT NULL,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    hash TEXT NOT NULL
+    hash TEXT NOT NULL,
+    template TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_id, ordinal);
+CREATE INDEX IF NOT EXISTS chunks_template ON chunks(template, note_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     body, heading, context, cjk,
     content='chunks', content_rowid='id',

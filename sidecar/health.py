@@ -209,7 +209,7 @@ class _Context:
     @cached_property
     def vectors(self) -> NoteVectors:
         snap = self.index.snapshot()
-        return note_vectors(snap.vector_notes, snap.matrix)
+        return note_vectors(snap.vector_notes, snap.matrix, snap.row_weights if snap.boilerplate else None)
 
     @cached_property
     def disk(self) -> DiskFiles:
@@ -342,14 +342,17 @@ def scan_disk(vault: Vault) -> DiskFiles:
 
 
 # ---- vectors (pure) ---------------------------------------------------------------------------
-def note_vectors(chunk_notes: npt.NDArray[np.int64], chunk_matrix: Matrix) -> NoteVectors:
-    """One unit vector per note: the mean of its section vectors, normalised."""
+def note_vectors(chunk_notes: npt.NDArray[np.int64], chunk_matrix: Matrix,
+                 row_weights: npt.NDArray[np.float32] | None = None) -> NoteVectors:
+    """One unit vector per note: the (weighted) mean of its section vectors, normalised. A shared footer
+    weighs little, so two short notes are not near-duplicates because they end the same way."""
     if len(chunk_notes) == 0:
         return NoteVectors(np.zeros(0, np.int64), np.zeros((0, max(chunk_matrix.shape[1], 1)), np.float32))
     order = np.argsort(chunk_notes, kind="stable")
     sorted_notes = chunk_notes[order]
     starts = np.flatnonzero(np.r_[True, sorted_notes[1:] != sorted_notes[:-1]])
-    sums = np.add.reduceat(chunk_matrix[order], starts, axis=0).astype(np.float32)
+    rows = chunk_matrix[order] if row_weights is None else chunk_matrix[order] * row_weights[order, None]
+    sums = np.add.reduceat(rows, starts, axis=0).astype(np.float32)
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     np.divide(sums, norms, out=sums, where=norms > 0)
     return NoteVectors(sorted_notes[starts], sums)

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from sidecar.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
+from sidecar.boilerplate import template_key
 from sidecar.chunk import chunk_note
 from sidecar.embed import Embedder
 from sidecar.errors import InvalidParams, NotFound
@@ -109,8 +111,9 @@ class Related:
         keep = pos >= 0
         vectors = self.snap.matrix[pos[keep]] if keep.any() else np.zeros((0, 1), np.float32)
         headings = [r[1] for r, k in zip(rows, keep, strict=True) if k]
+        repeated = [int(i) in self.snap.boilerplate for i in ids[keep]]
         tags = {r[0] for r in self.conn.execute("SELECT tag_lower FROM tags WHERE note_id = ?", (note_id,))}
-        return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading),
+        return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading, repeated),
                       set(self.snap.graph.out_links.get(note_id, set())), tags)
 
     def _source_from_text(self, path: str | None, text: str, cursor_heading: str | None) -> Source:
@@ -132,18 +135,21 @@ class Related:
             target = index.resolve(link.target, path or "Untitled.md", link.kind).path
             if target in ids and ids[target] != note_id:
                 outlinks.add(int(ids[target]))
-        return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading),
+        repeated = [template_key(h, c.text) in self.snap.boilerplate_keys for h, c in zip(headings, chunks, strict=True)]
+        return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading, repeated),
                       outlinks, {t.lower() for t in note.tags})
 
-    def _section_weights(self, headings: list[str], cursor_heading: str | None) -> np.ndarray:
-        weights = np.ones(len(headings), dtype=np.float32)
+    def _section_weights(self, headings: list[str], cursor_heading: str | None, repeated: list[bool]) -> np.ndarray:
+        """Sections at the cursor count most; a boilerplate section (a footer every note has) least."""
+        weights = np.where(repeated, BOILERPLATE_WEIGHT, 1.0).astype(np.float32) if repeated else \
+            np.ones(len(headings), dtype=np.float32)
         if cursor_heading:
             # The plugin sends the heading path ("Note > Setup"); a bare heading ("Setup") matches too.
             wanted = cursor_heading.strip().lower()
             last = wanted.split(" > ")[-1]
             at_cursor = [bool(h) and (h.lower() == wanted or h.lower().split(" > ")[-1] == last) for h in headings]
             if any(at_cursor):
-                weights = np.where(at_cursor, 1.0, self.w.other_sections).astype(np.float32)
+                weights *= np.where(at_cursor, 1.0, self.w.other_sections).astype(np.float32)
         return weights
 
     # ---- scoring ------------------------------------------------------------------------
@@ -192,6 +198,8 @@ class Related:
         for start in range(0, len(sections), SECTION_BLOCK):
             part = sections[start:start + SECTION_BLOCK]
             weighted = (self.snap.matrix @ src.vectors[part].T) * src.weights[None, part]
+            if self.snap.boilerplate:
+                weighted *= self.snap.row_weights[:, None]
             arg = weighted.argmax(axis=1)
             value = weighted[rows, arg]
             better = value > best

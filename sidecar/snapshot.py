@@ -14,6 +14,8 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from sidecar.boilerplate import MIN_NOTES as BOILERPLATE_MIN_NOTES
+from sidecar.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.db import Backend
 from sidecar.graph import Graph, graph_signature, load_graph
 from sidecar.linkres import PathIndex
@@ -33,6 +35,17 @@ class Snapshot:
     graph_signature: tuple[int, int] = (0, 0)
     term_counts: dict[str, int] = field(default_factory=dict)  # FTS document counts, for this generation
     thresholds: tuple[float, float] | None = None  # (high, low) as stored in meta for this generation
+    boilerplate: frozenset[int] = frozenset()  # chunk ids of sections repeated across notes (boilerplate.py)
+    boilerplate_keys: frozenset[str] = frozenset()  # their template keys, for unsaved buffers
+
+    @cached_property
+    def row_weights(self) -> npt.NDArray[np.float32]:
+        """Per matrix row: 1, or boilerplate.WEIGHT for a section repeated across notes."""
+        weights = np.ones(len(self.vector_ids), dtype=np.float32)
+        if self.boilerplate:
+            ids = np.fromiter(self.boilerplate, dtype=np.int64, count=len(self.boilerplate))
+            weights[np.isin(self.vector_ids, ids, assume_unique=True)] = BOILERPLATE_WEIGHT
+        return weights
 
     @cached_property
     def path_index(self) -> PathIndex:
@@ -65,7 +78,12 @@ def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, p
     attachments = [str(r[0]) for r in conn.execute("SELECT path FROM attachments")]
     if not keep.all():  # a boolean index copies the matrix: only when there is a row to drop
         ids, matrix, notes = ids[keep], matrix[keep], notes[keep]
-    return Snapshot(generation, ids, matrix, notes, graph, len(owner), note_ids, attachments, signature)
+    repeated = conn.execute(
+        "SELECT id, template FROM chunks WHERE template IN (SELECT template FROM chunks WHERE template != ''"
+        " GROUP BY template HAVING count(DISTINCT note_id) >= ?)", (BOILERPLATE_MIN_NOTES,)).fetchall()
+    return Snapshot(generation, ids, matrix, notes, graph, len(owner), note_ids, attachments, signature,
+                    boilerplate=frozenset(int(r[0]) for r in repeated),
+                    boilerplate_keys=frozenset(str(r[1]) for r in repeated))
 
 
 FULL_RELOAD_SHARE = 0.2  # past this share of new vectors, one sequential read beats many lookups

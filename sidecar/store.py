@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from sidecar.boilerplate import template_key
 from sidecar.cjk import cjk_tokens
 from sidecar.db import Backend
 from sidecar.linkres import PathIndex
@@ -166,11 +167,11 @@ class Store:
                     (chunk.ordinal, chunk.start_line, chunk.end_line, chunk_id))
                 continue
             cur = self.conn.execute(
-                "INSERT INTO chunks(note_id, ordinal, heading, body, context, cjk, start_line, end_line, hash)"
-                " VALUES (?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks(note_id, ordinal, heading, body, context, cjk, start_line, end_line, hash, template)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (note_id, chunk.ordinal, heading, chunk.text, chunk.context,
                  cjk_tokens(f"{chunk.context}\n{heading}\n{chunk.text}"),
-                 chunk.start_line, chunk.end_line, chunk.content_hash))
+                 chunk.start_line, chunk.end_line, chunk.content_hash, template_key(heading, chunk.text)))
             pending.append(PendingVector(int(cur.lastrowid or 0), embed_text(title, heading, chunk.text)))
         stale = [i for ids in old.values() for i in ids]
         self.vectors.delete(stale)
