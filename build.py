@@ -5,6 +5,7 @@
     python3 build.py test              set up .venv (+ plugin deps), lint, type-check, run every test
     python3 build.py setup             create .venv and install the locked dependencies
     python3 build.py model             rebuild the embedded model (throwaway venv, torch)
+    python3 build.py model-multilingual [--clean] [--naive]  build the multilingual model (build venv, teacher)
     python3 build.py protocol [--check]  generate Python/TypeScript types from protocol/
     python3 build.py plugin [--install VAULT]  build the Obsidian plugin (and install it)
     python3 build.py bench [...]       run the benchmark scripts in bench/
@@ -21,7 +22,7 @@ import importlib
 import sys
 from pathlib import Path
 
-TASKS = ("demo", "test", "setup", "model", "protocol", "plugin", "bench", "eval", "attack", "lock")
+TASKS = ("demo", "test", "setup", "model", "model-multilingual", "protocol", "plugin", "bench", "eval", "attack", "lock")
 
 
 def main(argv: list[str]) -> int:
@@ -29,7 +30,7 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    task = importlib.import_module(f"build_tasks.{argv[0]}")
+    task = importlib.import_module(f"build_tasks.{argv[0].replace('-', '_')}")
     return int(task.run(argv[1:]))
 
 
