@@ -22,6 +22,8 @@ from sidecar.search import CHARS_PER_TOKEN
 CUT = "\n…[truncated]"
 HEADING_LINE = re.compile(r"^#{1,6}\s")
 TAIL_ROOM = 120
+NO_ANSWER_CHARS = 1200  # a low band spends at most about 300 tokens
+NO_ANSWER_NOTES = 3
 MIN_SECTION_CHARS = 80  # a section with less room than this is left out (and counted) instead of cut to nothing
 
 BAND_ORDER = ("high", "medium", "low", "none")
@@ -39,6 +41,8 @@ def format_context(search_result: Mapping[str, Any], max_tokens: int) -> str:
     head = _header(search_result)
     if len(head) >= budget:
         return _cut(head, budget)
+    if context_band(search_result)[0] in ("low", "none"):
+        return _cut(head + _no_answer(search_result), min(budget, NO_ANSWER_CHARS))
     shown = context_results(search_result)
     room = budget - len(head)
     room -= TAIL_ROOM if room > 3 * TAIL_ROOM else 0  # keep room to say what was left out
@@ -105,6 +109,15 @@ def _header(result: Mapping[str, Any]) -> str:
              f"Confidence {BAND_WORDS.get(band, band)}"]
     if caveat:
         lines.append(f"Caveat: {caveat}")
+    return "\n".join(lines) + "\n"
+
+
+def _no_answer(result: Mapping[str, Any]) -> str:
+    """No excerpts when the vault does not answer: a few hundred tokens at most, naming the nearest notes."""
+    nearest = [f"- {_one_line(section_title(r))}" for r in list(result.get("results") or [])[:NO_ANSWER_NOTES]]
+    lines = ["\nThe vault does not appear to answer this: no excerpt is included. Say so rather than guess."]
+    if nearest:
+        lines += ["Nearest notes, in case the question was worded unlike them:", *nearest]
     return "\n".join(lines) + "\n"
 
 

@@ -244,8 +244,12 @@ class SearchResult(TypedDict):
     # With max_tokens: `text` was cut (ending in an ellipsis) to fit the budget.
     truncated: NotRequired[bool]
 
-    # With max_tokens: the best section's full text, within the shared budget (4 characters a token).
+    # With max_tokens: the best section's full text, followed by the other matching sections under the same
+    # parent heading (listed in `sections`), within the shared budget (4 characters a token).
     text: NotRequired[str]
+
+    # With max_tokens, when `text` joins several sections: each of them, in note order.
+    sections: NotRequired[list[OtherSection]]
 
 
 class SearchResponse(TypedDict):

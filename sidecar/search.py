@@ -358,7 +358,7 @@ class Searcher:
         rare = rare_terms(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else set()
         results = [self._result(h, cands, chunk_rows, note_rows, lexq, rare) for h in hits]
         if max_tokens:
-            _fit_budget(results, chunk_rows, hits, max_tokens)
+            _fit_budget(results, chunk_rows, hits, max_tokens, lexq.terms)
         band = overall_band(results)
         response: dict[str, Any] = {
             "query": query, "mode": effective_mode, "took_ms": 0.0,
@@ -492,11 +492,16 @@ def _reason(lex_rank: int | None, vec_rank: int | None, similarity: float | None
 
 
 def _fit_budget(results: list[dict[str, Any]], chunk_rows: dict[int, dict[str, Any]], hits: list[NoteHit],
-                max_tokens: int) -> None:
-    """Give each result its chunk text until the budget runs out; cut with an ellipsis, never drop silently."""
+                max_tokens: int, terms: Sequence[str]) -> None:
+    """Give each result its section text (small-to-big: with the matching sibling sections under the
+    same parent heading) until the budget runs out; cut with an ellipsis, never drop silently."""
     budget = max_tokens * CHARS_PER_TOKEN
     for result, hit in zip(results, hits, strict=True):
-        text = chunk_rows[hit.chunks[0]]["body"]
+        sections = answer_sections(hit.chunks, chunk_rows, terms)
+        text = "\n\n".join(chunk_rows[c]["body"] for c in sections)
+        if len(sections) > 1:
+            result["sections"] = [{"heading": chunk_rows[c]["heading"], "start_line": chunk_rows[c]["start_line"],
+                                   "end_line": chunk_rows[c]["end_line"]} for c in sections]
         if len(text) <= budget:
             result["text"], result["truncated"] = text, False
             budget -= len(text)
@@ -504,3 +509,25 @@ def _fit_budget(results: list[dict[str, Any]], chunk_rows: dict[int, dict[str, A
             result["text"] = text[: max(0, budget - 1)].rstrip() + "…" if budget > 1 else "…"
             result["truncated"] = True
             budget = 0
+
+
+MAX_SIBLINGS = 3
+
+
+def answer_sections(chunks: list[int], chunk_rows: dict[int, dict[str, Any]], terms: Sequence[str]) -> list[int]:
+    """The best section and the other matching sections under the same parent heading, in note order:
+    an answer split over "Plugins > Anki" and "Plugins > Spaced Repetition" stays whole. A sibling
+    matches too when it holds at least half as many of the query's words as the best section."""
+    best = chunk_rows[chunks[0]]
+    parent = best["heading"].rpartition(" > ")[0]
+    if not parent:
+        return chunks[:1]
+    floor = term_coverage(terms, _section_text(best)) / 2
+    siblings = [c for c in chunks[1:] if chunk_rows[c]["heading"].rpartition(" > ")[0] == parent
+                and term_coverage(terms, _section_text(chunk_rows[c])) >= max(floor, 1e-9)][:MAX_SIBLINGS]
+    return sorted([chunks[0], *siblings], key=lambda c: int(chunk_rows[c]["start_line"]))
+
+
+def _section_text(row: dict[str, Any]) -> str:
+    # The leaf heading only: the parent's words are in every sibling's path and would match them all.
+    return f"{row['heading'].rpartition(' > ')[2]} {row['body']}"

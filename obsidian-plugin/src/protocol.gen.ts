@@ -185,8 +185,13 @@ export interface SearchResult {
   other_sections: OtherSection[];
   /** With max_tokens: `text` was cut (ending in an ellipsis) to fit the budget. */
   truncated?: boolean;
-  /** With max_tokens: the best section's full text, within the shared budget (4 characters a token). */
+  /**
+   * With max_tokens: the best section's full text, followed by the other matching sections under the same
+   * parent heading (listed in `sections`), within the shared budget (4 characters a token).
+   */
   text?: string;
+  /** With max_tokens, when `text` joins several sections: each of them, in note order. */
+  sections?: OtherSection[];
 }
 
 export interface SearchResponse {
