@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sidecar import __version__
 from sidecar.app import VaultIndex
+from sidecar.connwatch import ConnectionWatch, uvicorn_answering, watched_h11
 from sidecar.context import context_band, context_results, format_context, index_not_ready
 from sidecar.errors import InvalidParams, NotFound, SidecarError, busy_from
 from sidecar.gate import ReadGate
@@ -765,8 +766,10 @@ class McpHttpServer:
     def __init__(self, core: VaultIndex, token: str, port: int = 0, gate: ReadGate | None = None) -> None:
         self.sock = bind_loopback(port)
         self.port: int = self.sock.getsockname()[1]
+        self.watch = ConnectionWatch(uvicorn_answering)  # read timeouts and a connection cap (connwatch.py)
         config = uvicorn.Config(mcp_http_app(core, token, self.port, gate), log_config=None, access_log=False,
-                                lifespan="on", ws="none", server_header=False, timeout_graceful_shutdown=2)
+                                lifespan="on", ws="none", server_header=False, timeout_graceful_shutdown=2,
+                                http=watched_h11(self.watch))
         self._server = _Uvicorn(config)
 
     async def serve(self, ready: asyncio.Event | None = None) -> None:

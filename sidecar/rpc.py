@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from aiohttp import web
 from jsonrpcserver import Error, Success, async_dispatch
 
+from sidecar.connwatch import ConnectionWatch, aiohttp_factory
 from sidecar.errors import InvalidParams, SidecarError, busy_from
 from sidecar.events import EventBus
 from sidecar.gate import ReadGate
@@ -135,6 +136,39 @@ def guard_middleware(slot: GuardSlot) -> Any:
     return middleware
 
 
+def answering_middleware(watch: ConnectionWatch) -> Any:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                         ) -> web.StreamResponse:
+        """Reading the body still counts as reading (a trickled body is dropped by the connection
+        watch); from then on the connection is answering and no read timeout applies."""
+        await request.read()
+        watch.answering(request.protocol, True)
+        try:
+            return await handler(request)
+        finally:
+            watch.answering(request.protocol, False)  # keep-alive: the next request is being read
+
+    return middleware
+
+
+class WatchedSite(web.TCPSite):
+    """aiohttp's TCP site, with every connection registered with a ConnectionWatch."""
+
+    __slots__ = ("_watch",)
+
+    def __init__(self, runner: web.BaseRunner, host: str, port: int, watch: ConnectionWatch) -> None:
+        super().__init__(runner, host, port)
+        self._watch = watch
+
+    async def start(self) -> None:
+        self._runner._reg_site(self)  # what BaseSite.start does; TCPSite.start would bind without the watch
+        server = self._runner.server
+        assert server is not None
+        self._server = await asyncio.get_running_loop().create_server(
+            aiohttp_factory(server, self._watch), self._host, self._port)
+
+
 async def _next_frame(queue: asyncio.Queue[str], stopping: asyncio.Event) -> str | None:
     """The next event, a keep-alive comment after a quiet while, or None when the server stops."""
     get = asyncio.ensure_future(queue.get())
@@ -147,9 +181,10 @@ async def _next_frame(queue: asyncio.Queue[str], stopping: asyncio.Event) -> str
     return None if stop in done else ": keep-alive\n\n"
 
 
-def build_app(service: Service, slot: GuardSlot) -> web.Application:
+def build_app(service: Service, slot: GuardSlot, watch: ConnectionWatch | None = None) -> web.Application:
     methods = build_methods(service)
-    app = web.Application(middlewares=[guard_middleware(slot)], client_max_size=MAX_BODY_BYTES)
+    app = web.Application(middlewares=[guard_middleware(slot), answering_middleware(watch or ConnectionWatch())],
+                          client_max_size=MAX_BODY_BYTES)
 
     async def rpc(request: web.Request) -> web.Response:
         try:

@@ -24,13 +24,14 @@ from aiohttp import web
 from sidecar import __version__
 from sidecar.app import VaultIndex
 from sidecar.config import Settings
+from sidecar.connwatch import ConnectionWatch
 from sidecar.errors import InvalidParams, ShuttingDown
 from sidecar.events import EventBus
 from sidecar.gate import ReadGate
 from sidecar.httpguard import Guard, GuardSlot
 from sidecar.indexer import IndexReport, Progress
 from sidecar.protocol_types import PROTOCOL_VERSION
-from sidecar.rpc import OBSIDIAN_ORIGIN, build_app
+from sidecar.rpc import OBSIDIAN_ORIGIN, WatchedSite, build_app
 from sidecar.tokens import mcp_token, rpc_token
 from sidecar.watch import RECONCILE_SECONDS, reconcile_every, watch_vault
 
@@ -220,9 +221,10 @@ def _load_and_freeze(core: VaultIndex, collect: bool) -> None:
 
 async def _start_rpc(service: SidecarService, token: str, port: int) -> tuple[web.AppRunner, int]:
     slot = GuardSlot()
-    runner = web.AppRunner(build_app(service, slot), access_log=None)
+    watch = ConnectionWatch()  # read timeouts and a connection cap (connwatch.py)
+    runner = web.AppRunner(build_app(service, slot, watch), access_log=None, shutdown_timeout=SHUTDOWN_GRACE_SECONDS)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port, shutdown_timeout=SHUTDOWN_GRACE_SECONDS)
+    site = WatchedSite(runner, "127.0.0.1", port, watch)
     await site.start()
     bound = _bound_port(site)
     slot.guard = Guard(bound, token, frozenset({OBSIDIAN_ORIGIN}))
