@@ -321,9 +321,34 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     index = open_index(args)
     index.index()
+    if args.report:
+        return _band_report(args, index)
     report = calibrate(index, samples=args.samples, save=not args.dry_run)
     emit(args, report, lambda: _calibrate_text(report, args.dry_run))
     return 0
+
+
+def _band_report(args: argparse.Namespace, index: VaultIndex) -> int:
+    """The bands the current thresholds give a labelled query file: high/medium/low per population."""
+    from sidecar import evaluate  # noqa: PLC0415
+
+    queries = evaluate.load_queries(Path(args.report))
+    full = next(c for c in evaluate.configs(index.ranking) if c.name == "full")
+    bands = evaluate.evaluate_set(index, queries, [full])["full"]["bands"]
+    report = {"bands": bands, "checks": evaluate.band_checks(bands), "thresholds": index.thresholds_info()}
+    emit(args, report, lambda: _band_report_text(report))
+    return 0
+
+
+def _band_report_text(r: dict[str, Any]) -> str:
+    lines = [f"{'':14}{'high':>7}{'medium':>8}{'low':>6}{'none':>6}"]
+    for population, counts in r["bands"].items():
+        lines.append(f"{population:14}" + "".join(f"{counts.get(b, 0):>{w}}" for b, w in
+                                                  (("high", 7), ("medium", 8), ("low", 6), ("none", 6))))
+    lines += [f"{'ok ' if ok else 'NO '} {check}" for check, ok in r["checks"].items()]
+    t = r["thresholds"]
+    lines.append(f"thresholds: high >= {t['high']:.3f}, low < {t['low']:.3f} ({t['source']})")
+    return "\n".join(lines)
 
 
 def _calibrate_text(r: dict[str, Any], dry_run: bool) -> str:
@@ -343,6 +368,8 @@ def _calibrate_text(r: dict[str, Any], dry_run: bool) -> str:
 def _calibrate_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--samples", type=int, default=200, help="answerable pseudo-queries to draw from the vault")
     cmd.add_argument("--dry-run", action="store_true", help="measure and print, keep the current thresholds")
+    cmd.add_argument("--report", metavar="QUERIES", help="measure nothing: print the bands the current thresholds give "
+                     "a labelled query file (JSON or JSON lines), answerable against unanswerable")
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -125,6 +125,17 @@ def evaluate_set(index: VaultIndex, queries: list[dict[str, Any]], cfgs: list[Co
     return out
 
 
+def band_checks(bands: dict[str, dict[str, int]]) -> dict[str, bool]:
+    """The promises the bands make (docs/ranking.md), checked on one set's band counts."""
+    answerable, unanswerable = bands["answerable"], bands["unanswerable"]
+    n_ans, n_un = sum(answerable.values()), sum(unanswerable.values())
+    flagged = unanswerable.get("low", 0) + unanswerable.get("none", 0)
+    confident = answerable.get("high", 0) + answerable.get("medium", 0)
+    return {"no unanswerable query is high": unanswerable.get("high", 0) == 0,
+            "at least half of the unanswerable queries are low": flagged * 2 >= n_un,
+            "at least 90% of the answerable queries are high or medium": confident >= 0.9 * n_ans}
+
+
 def evaluate_search(index: VaultIndex, queries: list[dict[str, Any]], cfgs: list[Config]) -> dict[str, dict[str, float]]:
     table: dict[str, dict[str, float]] = {}
     for name, row in evaluate_set(index, queries, cfgs).items():

@@ -56,3 +56,27 @@ def test_eval_command_prints_the_table(tmp_path: Path) -> None:
 
     assert main(["eval", "--vault", str(ROOT / "examples" / "demo-vault"), "--index", str(tmp_path),
                  "--queries", str(QUERIES), "--sample", "10"]) == 0
+
+
+def test_calibrate_report_prints_the_band_confusion_matrix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from sidecar.cli import main
+
+    assert main(["calibrate", "--vault", str(ROOT / "examples" / "demo-vault"), "--index", str(tmp_path),
+                 "--report", str(QUERIES), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    queries = evaluate.load_queries(QUERIES)
+    answerable = sum(1 for q in queries if q["relevant"])
+    assert sum(report["bands"]["answerable"].values()) == answerable
+    assert sum(report["bands"]["unanswerable"].values()) == len(queries) - answerable
+    assert report["checks"]["no unanswerable query is high"] is True
+
+
+def test_json_lines_query_files_load_as_the_shared_sets_write_them(tmp_path: Path) -> None:
+    path = tmp_path / "queries.jsonl"
+    path.write_text('{"id": "a", "q": "refund", "rel": {"R.md": 2}, "kind": "keyword"}\n\n'
+                    '{"id": "b", "q": "weather", "rel": {}, "kind": "unanswerable"}\n', encoding="utf-8")
+    assert evaluate.load_queries(path) == [
+        {"id": "a", "query": "refund", "relevant": {"R.md": 2}, "kind": "keyword"},
+        {"id": "b", "query": "weather", "relevant": {}, "kind": "unanswerable"}]
