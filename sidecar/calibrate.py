@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from sidecar.app import VaultIndex
+from sidecar.cjk import UNSPACED_CHAR
 from sidecar.search import term_coverage
 
 OFF_TOPIC = (
@@ -35,8 +36,22 @@ OFF_TOPIC = (
     "receita de bolo de cenoura com cobertura de chocolate", "como declarar imposto de renda sendo autônomo",
     "regras do vôlei de praia", "como trocar o óleo do carro em casa",
     "melhores praias do nordeste para ir com crianças", "como cuidar de uma samambaia dentro de casa",
+    # the same kind of questions in the other languages the embedded model reads, so a vault in
+    # any of them gets "no answer" samples in its own language
+    "cómo hacer una paella valenciana auténtica", "qué hacer si me pica una medusa en la playa",
+    "reglas básicas del pádel para principiantes", "cuánto tiempo se tarda en aprender a nadar",
+    "recette de la tarte tatin aux pommes", "comment changer une roue de voiture crevée",
+    "quels sont les meilleurs vins de Bourgogne", "comment apprendre à jouer aux échecs",
+    "Rezept für einen saftigen Apfelstrudel", "wie wechsle ich die Reifen an meinem Fahrrad",
+    "welche Pflanzen vertragen volle Sonne auf dem Balkon", "wie funktioniert die Steuererklärung für Rentner",
+    "ricetta della vera carbonara romana", "come si coltivano i pomodori sul balcone",
+    "美味しい親子丼の作り方", "富士山に登るのに必要な装備", "猫が夜中に鳴く理由", "確定申告の医療費控除の計算方法",
+    "怎么做正宗的红烧肉", "北京到上海的高铁需要多长时间", "如何训练小狗不乱叫", "感冒了应该吃什么药",
+    "된장찌개 맛있게 끓이는 방법", "서울에서 부산까지 기차로 얼마나 걸리나요", "고양이 발톱 깎는 법", "마라톤 훈련 계획 세우기",
+    "как приготовить борщ с пампушками", "правила игры в хоккей с мячом", "как ухаживать за орхидеей дома",
 )
-SENTENCE = re.compile(r"[^.!?\n]{40,240}[.!?]?")
+SENTENCE = re.compile(r"[^.!?。！？\n]{40,240}[.!?。！？]?")
+UNSPACED_SHARE = 0.3  # a sentence this much in an unspaced script (CJK, Thai) is cut into pieces, not words
 
 
 def pseudo_queries(index: VaultIndex, n: int, rng: random.Random) -> list[str]:
@@ -46,15 +61,28 @@ def pseudo_queries(index: VaultIndex, n: int, rng: random.Random) -> list[str]:
     out: list[str] = []
     for chunk_id in picked:
         (body,) = conn.execute("SELECT body FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
-        sentences = [s.strip() for s in SENTENCE.findall(body) if len(s.split()) >= 8 and "[REDACTED" not in s]
+        sentences = [s.strip() for s in SENTENCE.findall(body) if len(_pieces(s)) >= 8 and "[REDACTED" not in s]
         if not sentences:
             continue
-        words = rng.choice(sentences).split()
-        kept = [w for w in words if rng.random() < 0.5] or words[:4]
-        out.append(" ".join(kept[:12]))
+        sentence = rng.choice(sentences)
+        pieces = _pieces(sentence)
+        kept = [w for w in pieces if rng.random() < 0.5] or pieces[:4]
+        out.append(("" if _unspaced(sentence) else " ").join(kept[:12]))
         if len(out) >= n:
             break
     return out
+
+
+def _unspaced(text: str) -> bool:
+    return len(UNSPACED_CHAR.findall(text)) >= UNSPACED_SHARE * len(text)
+
+
+def _pieces(sentence: str) -> list[str]:
+    """Words, or for a CJK/Thai sentence two-character pieces (it has no spaces to drop words at)."""
+    if not _unspaced(sentence):
+        return sentence.split()
+    letters = "".join(sentence.split())
+    return [letters[i:i + 2] for i in range(0, len(letters), 2)]
 
 
 def top_similarity(index: VaultIndex, query: str) -> float | None:

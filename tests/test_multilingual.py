@@ -87,3 +87,12 @@ def test_an_index_of_the_previous_schema_is_rebuilt(tmp_path: Path) -> None:
     again.index()
     assert again.search("申请退款", mode="lexical")["results"][0]["path"] == "退款.md"
     again.close()
+
+
+def test_calibration_samples_cjk_sentences_too() -> None:
+    from sidecar.calibrate import OFF_TOPIC, _pieces
+
+    assert _pieces("客户在购买后三十天内可以申请退款") == ["客户", "在购", "买后", "三十", "天内", "可以", "申请", "退款"]
+    assert _pieces("customers may ask for a refund") == ["customers", "may", "ask", "for", "a", "refund"]
+    scripts = {"ja": "の", "ko": "는", "zh": "的", "ru": "как"}
+    assert all(any(mark in q for q in OFF_TOPIC) for mark in scripts.values())
