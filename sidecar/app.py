@@ -168,8 +168,8 @@ class VaultIndex:
         return notes_api.read_note(self.reader(), self.indexer.vault, path, heading)
 
     def list_notes(self, folder: str | None = None, tag: str | None = None, note_type: str | None = None,
-                   modified_since: float | None = None, limit: int = 100) -> dict[str, Any]:
-        return notes_api.list_notes(self.reader(), folder, tag, note_type, modified_since, limit)
+                   modified_since: float | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        return notes_api.list_notes(self.reader(), folder, tag, note_type, modified_since, limit, offset)
 
     def resolve_note(self, ref: str) -> str:
         """A vault path, a file name or a title/alias -> the indexed note's path, else NotFound."""

@@ -37,14 +37,36 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sidecar import __version__
+from sidecar import __version__, paging
 from sidecar.app import VaultIndex
 from sidecar.connwatch import ConnectionWatch, uvicorn_answering, watched_h11
 from sidecar.context import context_band, context_results, format_context, index_not_ready
 from sidecar.errors import InvalidParams, NotFound, SidecarError, busy_from
 from sidecar.gate import ReadGate
 from sidecar.httpguard import MAX_BODY_BYTES, Guard, Rejection
-from sidecar.notes_api import HEADING
+from sidecar.mcp_models import (
+    Backlink,
+    ContextOut,
+    ContextSource,
+    HealthItem,
+    HealthOut,
+    HealthSection,
+    LinkCounts,
+    LinksOut,
+    ListedNote,
+    Mode,
+    NoteListOut,
+    NoteOut,
+    Outlink,
+    OverviewOut,
+    RelatedNote,
+    RelatedOut,
+    SearchHit,
+    SearchOut,
+    SearchScores,
+    StatusOut,
+)
+from sidecar.notes_api import heading_paths
 from sidecar.overview import vault_overview
 from sidecar.redact import redact
 
@@ -52,17 +74,14 @@ log = logging.getLogger(__name__)
 
 SERVER_NAME = "vault-sidecar"
 MCP_PATH = "/mcp"
-MAX_LINKS = 200  # per list in note_links; the counts say how many there are in all
-MAX_HEALTH_ITEMS = 5  # per health section: the agent asks for a note, not a report dump
-DEFAULT_READ_CHARS = 20_000
+DEFAULT_READ_CHARS = 6_000  # about 1.5k tokens of prose: one page of a long note
+MAX_SEARCH_DEPTH = 100  # the core ranks at most this many hits; cursors page within them
 MAX_SINCE = 9_000_000_000.0  # Unix seconds, year 2255: nothing on disk is newer
-TRUNCATION_MARK = "\n…[truncated: {rest} more characters; ask for one section with `heading`, or a larger max_chars]"
+TRUNCATION_MARK = "\n…[truncated: {rest:,} more characters, lines {first}-{last}; continue with offset={next}]"
 
-Band = Literal["high", "medium", "low", "none"]
-Mode = Literal["hybrid", "lexical", "semantic"]
 M = TypeVar("M", bound=BaseModel)
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = """\
 Read-only access to the user's Obsidian vault (Markdown notes), indexed locally.
@@ -75,270 +94,20 @@ Read-only access to the user's Obsidian vault (Markdown notes), indexed locally.
 """
 
 
-# ---- output models (the SDK turns these into outputSchema) -----------------------------------
-class SearchScores(BaseModel):
-    fused: float = Field(description="Fusion score after boosts; comparable within one answer only.")
-    bm25_rank: int | None = Field(description="Rank in the keyword list, null if not in it.")
-    vector_similarity: float | None = Field(description="Cosine similarity of the best section, null if absent.")
-    vector_rank: int | None = Field(description="Rank in the meaning (vector) list, null if not in it.")
-    graph_boost: float | None
-    recency_boost: float | None
-
-
-class SearchHit(BaseModel):
-    path: str = Field(description="Vault-relative path: pass it to read_note, note_links or related_notes.")
-    title: str
-    heading: str = Field(description="Heading path of the best section, joined with ' > '; empty before the first heading.")
-    snippet: str
-    start_line: int
-    end_line: int
-    band: Band
-    score: float
-    scores: SearchScores
-    reason: str = Field(description="Why this matched, in words.")
-    text: str | None = Field(default=None, description="The section's text, only when max_tokens was given.")
-    truncated: bool = False
-
-
-class SearchOut(BaseModel):
-    query: str
-    mode: Mode = Field(description="The mode actually used (lexical when vectors are unavailable).")
-    band: Band = Field(description="Confidence of the best hit: high, medium, low or none.")
-    caveat: str | None = Field(description="How to read this band; null when the answer is solid.")
-    vectors_available: bool
-    index_building: bool
-    took_ms: float
-    results: list[SearchHit]
-
-
-class ContextSource(BaseModel):
-    path: str
-    title: str
-    heading: str
-    start_line: int
-    end_line: int
-    band: Band
-
-
-class ContextOut(BaseModel):
-    query: str
-    band: Band
-    caveat: str | None
-    max_tokens: int
-    chars: int
-    markdown: str = Field(description="The context block, ready to paste into a prompt.")
-    sources: list[ContextSource]
-
-
-class NoteOut(BaseModel):
-    path: str
-    title: str
-    heading: str | None
-    start_line: int = Field(description="File line of the first line of `text`.")
-    text: str = Field(description="The note (or section) text, credentials redacted.")
-    chars: int = Field(description="Length of the whole note or section before any cut.")
-    truncated: bool
-
-
-class ListedNote(BaseModel):
-    path: str
-    title: str
-    modified: str = Field(description="Last modification, ISO 8601 UTC.")
-    type: str | None = Field(description="The frontmatter `type`, if any.")
-
-
-class NoteListOut(BaseModel):
-    notes: list[ListedNote]
-    total: int = Field(description="How many notes match in all.")
-    truncated: bool
-
-
-class RelatedNote(BaseModel):
-    path: str
-    title: str
-    folder: str
-    score: float
-    band: Literal["high", "medium", "low"]
-    heading: str
-    excerpt: str
-    already_linked: bool
-    reasons: list[str]
-    similarity: float | None
-
-
-class RelatedOut(BaseModel):
-    source_path: str
-    vectors_available: bool
-    index_building: bool
-    results: list[RelatedNote]
-
-
-class Outlink(BaseModel):
-    target: str = Field(description="The link as written.")
-    path: str | None = Field(description="The note it resolves to; null when unresolved.")
-    anchor: str | None
-    kind: str
-    line: int
-    ambiguous: bool
-
-
-class Backlink(BaseModel):
-    path: str
-    title: str
-    line: int
-    kind: str
-    anchor: str | None
-
-
-class Unresolved(BaseModel):
-    target: str
-    line: int
-    kind: str
-
-
-class LinkCounts(BaseModel):
-    outlinks: int
-    backlinks: int
-    unresolved: int
-
-
-class LinksOut(BaseModel):
-    path: str
-    title: str
-    counts: LinkCounts
-    outlinks: list[Outlink]
-    backlinks: list[Backlink]
-    unresolved: list[Unresolved]
-    truncated: bool = Field(description=f"A list was cut at {MAX_LINKS} entries.")
-
-
-class HealthItem(BaseModel):
-    path: str
-    line: int | None
-    message: str
-    fix: str | None
-
-
-class HealthSection(BaseModel):
-    id: str
-    title: str
-    severity: str
-    count: int = Field(description="Findings in all; `items` shows the first few.")
-    items: list[HealthItem]
-
-
-class HealthOut(BaseModel):
-    summary: dict[str, int]
-    sections: list[HealthSection]
-
-
-class StatusOut(BaseModel):
-    version: str
-    notes: int
-    chunks: int
-    chunks_with_vectors: int
-    chunks_without_vectors: int
-    vectors_available: bool
-    building: bool
-    complete: bool
-    last_indexed_at: str | None = Field(description="End of the last index run, ISO 8601 UTC.")
-    model: str | None
-    model_error: str | None
-    backend: str
-    skipped: int = Field(description="Files not indexed (too large, unreadable, ...).")
-    skipped_examples: list[dict[str, str]]
-
-
-class FolderInfo(BaseModel):
-    folder: str = Field(description="Top-level folder; '/' is the vault root.")
-    notes: int
-    subfolders: int
-    top_tags: list[str]
-    top_types: list[str]
-    example_titles: list[str]
-
-
-class DailyNotes(BaseModel):
-    folder: str = Field(description="Folder pattern, e.g. 'Journal/YYYY'.")
-    format: str = Field(description="File-name date format in Obsidian (moment.js) spelling, e.g. YYYY-MM-DD.")
-    kind: Literal["daily", "weekly", "monthly", "dated"] = Field(description="dated: a date plus a name, "
-                                                                             "e.g. '2024-05-01 Kickoff'.")
-    notes: int
-    first: str
-    last: str
-    example_path: str
-
-
-class HubNote(BaseModel):
-    path: str
-    title: str
-    out_links: int
-    in_links: int
-    why: list[str]
-
-
-class LinkedNote(BaseModel):
-    path: str
-    title: str
-    in_links: int
-
-
-class TagCount(BaseModel):
-    tag: str
-    notes: int
-
-
-class FieldValue(BaseModel):
-    value: str
-    notes: int
-
-
-class FieldInfo(BaseModel):
-    field: str
-    notes: int
-    kind: str
-    distinct_values: int
-    common_values: list[FieldValue]
-
-
-class LinkStyle(BaseModel):
-    total: int
-    style: Literal["wikilinks", "markdown", "mixed", "none"]
-    by_kind: dict[str, int]
-    wikilinks_with_folder_path: int
-    with_heading_or_block_anchor: int
-    unresolved: int
-    unresolved_share: float
-
-
-class OverviewOut(BaseModel):
-    note_count: int
-    folders: list[FolderInfo]
-    daily_notes: list[DailyNotes]
-    hubs: list[HubNote] = Field(description="Maps of content / index notes: good starting points.")
-    most_linked: list[LinkedNote]
-    tags: list[TagCount]
-    frontmatter_fields: list[FieldInfo]
-    links: LinkStyle
-    attachments: int
-
-
 # ---- tool parameters ------------------------------------------------------------------------
-Query = Annotated[str, Field(min_length=1, max_length=4000, description="What to look for, in words or keywords.")]
-Limit50 = Annotated[int, Field(ge=1, le=50, description="How many results, 1-50.")]
-SearchMode = Annotated[Mode, Field(description="hybrid (default: keywords + meaning), lexical (exact words, "
-                                               "identifiers) or semantic (meaning only).")]
-Folder = Annotated[str | None, Field(max_length=1024, description="Only notes under this vault folder, e.g. 'Projects'.")]
-Tag = Annotated[str | None, Field(max_length=200, description="Only notes with this tag (nested tags included), e.g. 'project'.")]
-NoteType = Annotated[str | None, Field(max_length=200, description="Only notes whose frontmatter `type` is this.")]
-Status = Annotated[str | None, Field(max_length=200, description="Only notes whose frontmatter `status` is this.")]
-Since = Annotated[str | None, Field(max_length=40, description="Only notes modified since: an ISO date or datetime "
-                                                              "(2024-05-01, 2024-05-01T09:00Z) or a span back from "
-                                                              "now (7d, 12h, 2w).")]
-MaxTokens = Annotated[int | None, Field(ge=50, le=8000, description="Also return each hit's section text, all "
-                                                                    "within this many tokens (4 characters each).")]
-NotePath = Annotated[str | None, Field(max_length=1024, description="Vault-relative note path, e.g. 'Projects/Alpha.md'.")]
-NoteTitle = Annotated[str | None, Field(max_length=1024, description="Note title, file name or alias (instead of path).")]
+Query = Annotated[str, Field(min_length=1, max_length=4000, description="What to look for.")]
+Limit50 = Annotated[int, Field(ge=1, le=50)]
+SearchMode = Annotated[Mode, Field(description="hybrid: keywords + meaning; lexical: exact words; semantic: meaning.")]
+Folder = Annotated[str | None, Field(max_length=1024, description="Only notes under this folder.")]
+Tag = Annotated[str | None, Field(max_length=200, description="Only notes with this tag (or a nested one).")]
+NoteType = Annotated[str | None, Field(max_length=200, description="Frontmatter type.")]
+Status = Annotated[str | None, Field(max_length=200, description="Frontmatter status.")]
+Since = Annotated[str | None, Field(max_length=40, description="Modified since: ISO date/time, or 7d, 12h, 2w back.")]
+MaxTokens = Annotated[int | None, Field(ge=50, le=8000, description="Also each hit's section text, within this budget.")]
+NotePath = Annotated[str | None, Field(max_length=1024, description="Vault path, e.g. 'Projects/Alpha.md'.")]
+NoteTitle = Annotated[str | None, Field(max_length=1024, description="Title, file name or alias, instead of path.")]
+Explain = Annotated[bool, Field(description="Add title, scores and reason.")]
+Cursor = Annotated[str | None, Field(max_length=paging.MAX_CURSOR_CHARS, description="next_cursor of the last page.")]
 
 
 # ---- results and errors ---------------------------------------------------------------------
@@ -347,7 +116,7 @@ class NotAvailable(SidecarError):
 
 
 def ok(model: BaseModel, text: str | None = None) -> CallToolResult:
-    data = model.model_dump(mode="json")
+    data = model.model_dump(mode="json", exclude_none=True)
     body = text if text is not None else json.dumps(data, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=data)
 
@@ -390,12 +159,6 @@ def parse_since(value: str | None, now: dt.datetime | None = None) -> float | No
 
 def iso(ts: float | None) -> str | None:
     return None if ts is None else dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="seconds")
-
-
-def bounded(text: str, limit: int) -> tuple[str, bool]:
-    if len(text) <= limit:
-        return text, False
-    return text[:limit] + TRUNCATION_MARK.format(rest=len(text) - limit), True
 
 
 def clean(text: str) -> str:
@@ -453,11 +216,20 @@ class VaultTools:
     # ---- search and context ---------------------------------------------------------------
     async def search(self, query: Query, limit: Limit50 = 10, mode: SearchMode = "hybrid", folder: Folder = None,
                      tag: Tag = None, type: NoteType = None, status: Status = None,
-                     modified_since: Since = None, max_tokens: MaxTokens = None) -> Annotated[CallToolResult, SearchOut]:
+                     modified_since: Since = None, max_tokens: MaxTokens = None,
+                     explain: Explain = False, cursor: Cursor = None) -> Annotated[CallToolResult, SearchOut]:
         def work() -> SearchOut:
+            where = paging.scope("search", query=query, mode=mode, folder=folder, tag=tag, type=type, status=status,
+                                 modified_since=modified_since, max_tokens=max_tokens)
+            offset = paging.decode_cursor(cursor, where)
+            if offset >= MAX_SEARCH_DEPTH:
+                raise InvalidParams(f"cursor: search pages reach {MAX_SEARCH_DEPTH} hits deep", {"field": "cursor"})
+            depth = min(offset + limit + 1, MAX_SEARCH_DEPTH)  # one more than shown: is there a next page?
             filters = self.filters(folder, tag, type, status, modified_since)
-            result = self.core.search(query, limit=limit, filters=filters, mode=mode, max_tokens=max_tokens)
-            return search_out(result)
+            result = self.core.search(query, limit=depth, filters=filters, mode=mode, max_tokens=max_tokens)
+            found = len(result["results"])
+            result["results"] = result["results"][offset:offset + limit]
+            return search_out(result, paging.next_cursor(offset, len(result["results"]), found, where), explain)
 
         return await self.run(work)
 
@@ -467,9 +239,8 @@ class VaultTools:
         return {"folder": folder, "tag": tag, "fields": fields, "modified_since": parse_since(since)}
 
     async def get_context(self, query: Query,
-                          max_tokens: Annotated[int, Field(ge=100, le=8000, description="Budget for the whole block "
-                                                           "in tokens (4 characters each).")] = 1500,
-                          limit: Annotated[int, Field(ge=1, le=20, description="At most this many excerpts.")] = 6,
+                          max_tokens: Annotated[int, Field(ge=100, le=8000)] = 1500,
+                          limit: Annotated[int, Field(ge=1, le=20)] = 6,
                           mode: SearchMode = "hybrid", folder: Folder = None,
                           tag: Tag = None) -> Annotated[CallToolResult, ContextOut]:
         def work() -> ContextOut:
@@ -481,18 +252,20 @@ class VaultTools:
 
     # ---- single notes ---------------------------------------------------------------------
     async def read_note(self, path: NotePath = None, title: NoteTitle = None,
-                        heading: Annotated[str | None, Field(max_length=500, description="Only this section (heading "
-                                                             "text, without #), up to the next heading of its level.")] = None,
-                        max_chars: Annotated[int, Field(ge=500, le=100_000, description="Cut the text after this "
-                                                        "many characters (marked).")] = DEFAULT_READ_CHARS,
+                        heading: Annotated[str | None, Field(max_length=1000, description="A heading or heading path 'A > B'.")] = None,
+                        start_line: Annotated[int | None, Field(ge=1)] = None,
+                        end_line: Annotated[int | None, Field(ge=1)] = None,
+                        offset: Annotated[int, Field(ge=0, description="next_offset of the last page.")] = 0,
+                        max_chars: Annotated[int, Field(ge=200, le=100_000)]
+                        = DEFAULT_READ_CHARS,
                         ) -> Annotated[CallToolResult, NoteOut]:
         def work() -> NoteOut:
-            resolved = self.resolve(path, title)
-            note = self.read_section(resolved, heading)
-            text, cut = bounded(clean(str(note["text"])), max_chars)
-            return NoteOut(path=note["path"], title=note["title"], heading=note["heading"],
-                           start_line=note["start_line"], text=text, chars=note["chars"],
-                           truncated=cut or bool(note["truncated"]))
+            if heading is not None and (start_line is not None or end_line is not None):
+                raise InvalidParams("give `heading` or a line range (start_line, end_line), not both",
+                                    {"field": "heading"})
+            note = self.read_section(self.resolve(path, title), heading)
+            text, first = line_range(clean(str(note["text"])), int(note["start_line"]), start_line, end_line)
+            return note_page(note, text, first, offset, max_chars)
 
         return await self.run(work, text=lambda out: out.text)
 
@@ -506,48 +279,67 @@ class VaultTools:
             whole = str(self.core.read_note(path)["text"])
         except NotFound:
             raise no_such_note(path) from None  # vanished since it was resolved
-        headings = [m.group(2) for m in map(HEADING.match, whole.split("\n")) if m][:50]
+        headings = [" > ".join(trail) for trail, _level, _line in heading_paths(path, whole)][:50]
         raise NotFound(f"no heading {heading[:200]!r} in {path!r}; its headings are: {', '.join(map(repr, headings))}",
                        {"headings": [clean(h) for h in headings]})
 
-    async def note_links(self, path: NotePath = None, title: NoteTitle = None) -> Annotated[CallToolResult, LinksOut]:
+    async def note_links(self, path: NotePath = None, title: NoteTitle = None,
+                         direction: Annotated[Literal["both", "out", "in"], Field()] = "both",
+                         limit: Annotated[int, Field(ge=1, le=200)] = 25,
+                         cursor: Cursor = None) -> Annotated[CallToolResult, LinksOut]:
         def work() -> LinksOut:
-            return links_out(self.core.note_links(self.resolve(path, title)))
+            resolved = self.resolve(path, title)
+            where = paging.scope("note_links", path=resolved, direction=direction)
+            return links_out(self.core.note_links(resolved), direction, paging.decode_cursor(cursor, where), limit,
+                             where)
 
         return await self.run(work)
 
     async def related_notes(self, path: NotePath = None, title: NoteTitle = None,
-                            limit: Annotated[int, Field(ge=1, le=50, description="How many notes, 1-50.")] = 10,
-                            ) -> Annotated[CallToolResult, RelatedOut]:
+                            limit: Annotated[int, Field(ge=1, le=50)] = 8,
+                            explain: Explain = False) -> Annotated[CallToolResult, RelatedOut]:
         def work() -> RelatedOut:
-            return related_out(self.core.related(path=self.resolve(path, title), limit=limit))
+            return related_out(self.core.related(path=self.resolve(path, title), limit=limit), explain)
 
         return await self.run(work)
 
     async def list_notes(self, folder: Folder = None, tag: Tag = None, type: NoteType = None,
                          modified_since: Since = None,
-                         limit: Annotated[int, Field(ge=1, le=500, description="How many notes, 1-500.")] = 50,
-                         ) -> Annotated[CallToolResult, NoteListOut]:
+                         limit: Annotated[int, Field(ge=1, le=500)] = 30,
+                         cursor: Cursor = None) -> Annotated[CallToolResult, NoteListOut]:
         def work() -> NoteListOut:
-            result = self.core.list_notes(folder, tag, type, parse_since(modified_since), limit)
+            where = paging.scope("list_notes", folder=folder, tag=tag, type=type, modified_since=modified_since)
+            offset = paging.decode_cursor(cursor, where)
+            result = self.core.list_notes(folder, tag, type, parse_since(modified_since), limit, offset)
             notes = [ListedNote(path=n["path"], title=n["title"], modified=iso(n["modified"]) or "",
                                 type=n["type"] if isinstance(n["type"], str) else None) for n in result["notes"]]
-            return NoteListOut(notes=notes, total=result["total"], truncated=result["truncated"])
+            return NoteListOut(notes=notes, total=result["total"], truncated=result["truncated"],
+                               next_cursor=paging.next_cursor(offset, len(notes), result["total"], where))
 
         return await self.run(work)
 
     # ---- the vault as a whole -------------------------------------------------------------
-    async def vault_health(self) -> Annotated[CallToolResult, HealthOut]:
+    async def vault_health(self, section: Annotated[str | None, Field(max_length=100, description="A section id.")] = None,
+                           limit: Annotated[int, Field(ge=1, le=100)] = 1,
+                           cursor: Cursor = None) -> Annotated[CallToolResult, HealthOut]:
         def work() -> HealthOut:
             health = getattr(self.core, "health", None)
             if not callable(health):
                 raise NotAvailable("the vault health report is not available in this sidecar version")
-            return health_out(health())
+            if section is None and cursor is not None:
+                raise InvalidParams("cursor: vault_health pages within one `section`", {"field": "cursor"})
+            where = paging.scope("vault_health", section=section)
+            return health_out(health(), section, paging.decode_cursor(cursor, where), limit, where)
 
         return await self.run(work, report=True)
 
-    async def index_status(self) -> Annotated[CallToolResult, StatusOut]:
-        return await self.run(lambda: status_out(self.core.status()), needs_index=False)
+    async def index_status(self, limit: Annotated[int, Field(ge=1, le=200)] = 10,
+                           cursor: Cursor = None) -> Annotated[CallToolResult, StatusOut]:
+        def work() -> StatusOut:
+            where = paging.scope("index_status")
+            return status_out(self.core.status(), paging.decode_cursor(cursor, where), limit, where)
+
+        return await self.run(work, needs_index=False)
 
     async def vault_overview(self) -> Annotated[CallToolResult, OverviewOut]:
         def work() -> OverviewOut:
@@ -563,108 +355,207 @@ class VaultTools:
 
 
 # ---- core answers -> output models --------------------------------------------------------------
-def search_out(result: Mapping[str, Any]) -> SearchOut:
-    hits = []
-    for r in result["results"]:
-        hit = SearchHit.model_validate({**r, "snippet": clean(r["snippet"])})
-        if r.get("text") is not None:
-            hit.text = clean(str(r["text"]))
-        hits.append(hit)
-    return SearchOut(query=result["query"], mode=result["mode"], band=result["band"], caveat=result["caveat"],
-                     vectors_available=result["vectors_available"], index_building=result["index_building"],
-                     took_ms=result["took_ms"], results=hits)
+def search_out(result: Mapping[str, Any], cursor: str | None, explain: bool) -> SearchOut:
+    return SearchOut(mode=result["mode"], band=result["band"], caveat=result["caveat"],
+                     index_building=result["index_building"] or None, next_cursor=cursor,
+                     results=[search_hit(r, explain) for r in result["results"]])
+
+
+def search_hit(r: Mapping[str, Any], explain: bool) -> SearchHit:
+    hit = SearchHit(path=r["path"], heading=r["heading"], start_line=r["start_line"], end_line=r["end_line"],
+                    band=r["band"], snippet=clean(r["snippet"]))
+    if r.get("text") is not None:
+        hit.text, hit.truncated = clean(str(r["text"])), bool(r.get("truncated")) or None
+    if explain:
+        hit.title, hit.score, hit.reason = r["title"], r["score"], r["reason"]
+        hit.scores = SearchScores.model_validate(r["scores"])
+    return hit
 
 
 def context_out(result: Mapping[str, Any], max_tokens: int) -> ContextOut:
     markdown = clean(format_context(result, max_tokens))
-    sources = [ContextSource(path=r["path"], title=r["title"], heading=r["heading"], start_line=r["start_line"],
+    sources = [ContextSource(path=r["path"], heading=r["heading"], start_line=r["start_line"],
                              end_line=r["end_line"], band=r["band"]) for r in context_results(result)]
     band, caveat = context_band(result)
-    return ContextOut.model_validate({"query": result["query"], "band": band, "caveat": caveat, "max_tokens": max_tokens,
-                                      "chars": len(markdown), "markdown": markdown, "sources": sources})
+    return ContextOut.model_validate({"band": band, "caveat": caveat, "chars": len(markdown), "markdown": markdown,
+                                      "sources": sources})
 
 
-def related_out(result: Mapping[str, Any]) -> RelatedOut:
-    results = [RelatedNote.model_validate({**r, "excerpt": clean(r["excerpt"]),
-                                           "reasons": [x["label"] for x in r["reasons"]]}) for r in result["results"]]
-    return RelatedOut(source_path=result["source_path"], vectors_available=result["vectors_available"],
-                      index_building=result["index_building"], results=results)
+def related_out(result: Mapping[str, Any], explain: bool) -> RelatedOut:
+    results = []
+    for r in result["results"]:
+        note = RelatedNote(path=r["path"], band=r["band"], heading=r["heading"], excerpt=clean(r["excerpt"]),
+                           already_linked=r["already_linked"], reasons=[x["label"] for x in r["reasons"]])
+        if explain:
+            note.title, note.score, note.similarity = r["title"], r["score"], r["similarity"]
+        results.append(note)
+    return RelatedOut(source_path=result["source_path"], index_building=result["index_building"] or None,
+                      results=results)
 
 
-def links_out(result: Mapping[str, Any]) -> LinksOut:
-    outlinks, backlinks, unresolved = result["outlinks"], result["backlinks"], result["unresolved"]
+def line_range(text: str, first_line: int, start: int | None, end: int | None) -> tuple[str, int]:
+    """File lines start..end (inclusive) of a text that begins at file line first_line."""
+    if start is None and end is None:
+        return text, first_line
+    lines = text.split("\n")
+    last_line = first_line + len(lines) - 1
+    start = max(start or first_line, first_line)
+    end = min(end or last_line, last_line)
+    if start > last_line:
+        raise InvalidParams(f"start_line: {start} is past the end (last line {last_line})",
+                            {"field": "start_line", "maximum": last_line})
+    if end < start:
+        raise InvalidParams(f"end_line: {end} is before start_line {start}", {"field": "end_line", "minimum": start})
+    return "\n".join(lines[start - first_line:end - first_line + 1]), start
+
+
+def note_page(note: Mapping[str, Any], text: str, first_line: int, offset: int, max_chars: int) -> NoteOut:
+    """One page of the text read, the cut marked in the text itself with where to go on."""
+    page = paging.page_text(text, offset, max_chars)
+    start = first_line + text.count("\n", 0, offset)
+    end = start + page.text.rstrip("\n").count("\n")
+    body = page.text
+    if page.next_offset is not None:
+        resume = end + 1 if page.text.endswith("\n") else end  # a cut inside a line resumes on that line
+        body = page.text.rstrip("\n") + TRUNCATION_MARK.format(rest=page.remaining, first=resume,
+                                                                last=first_line + text.count("\n"),
+                                                                next=page.next_offset)
+    return NoteOut(path=note["path"], title=note["title"], heading=note["heading"], start_line=start, end_line=end,
+                   text=body, offset=offset, next_offset=page.next_offset, remaining_chars=page.remaining,
+                   total_chars=len(text), truncated=page.next_offset is not None)
+
+
+def links_out(result: Mapping[str, Any], direction: str, offset: int, limit: int, where: str) -> LinksOut:
+    """One page over the outgoing links (in file order), then the backlinks (by note)."""
+    outlinks = result["outlinks"] if direction in ("both", "out") else []
+    backlinks = result["backlinks"] if direction in ("both", "in") else []
+    shown_out = outlinks[offset:offset + limit]
+    rest = limit - len(shown_out)
+    back_from = max(0, offset - len(outlinks))
+    shown_back = backlinks[back_from:back_from + rest] if rest > 0 else []
+    total = len(outlinks) + len(backlinks)
     return LinksOut(
         path=result["path"], title=result["title"],
-        counts=LinkCounts(outlinks=len(outlinks), backlinks=len(backlinks), unresolved=len(unresolved)),
+        counts=LinkCounts(outlinks=len(result["outlinks"]), backlinks=len(result["backlinks"]),
+                          unresolved=len(result["unresolved"])),
         outlinks=[Outlink(target=o["target_raw"], path=o["path"], anchor=o["anchor"], kind=o["kind"], line=o["line"],
-                          ambiguous=o["ambiguous"]) for o in outlinks[:MAX_LINKS]],
-        backlinks=[Backlink.model_validate(b) for b in backlinks[:MAX_LINKS]],
-        unresolved=[Unresolved(target=u["target_raw"], line=u["line"], kind=u["kind"]) for u in unresolved[:MAX_LINKS]],
-        truncated=max(len(outlinks), len(backlinks), len(unresolved)) > MAX_LINKS,
+                          ambiguous=o["ambiguous"] or None) for o in shown_out],
+        backlinks=[Backlink.model_validate(b) for b in shown_back],
+        next_cursor=paging.next_cursor(offset, len(shown_out) + len(shown_back), total, where),
     )
 
 
-def health_out(report: Mapping[str, Any]) -> HealthOut:
+def health_out(report: Mapping[str, Any], only: str | None, offset: int, limit: int, where: str) -> HealthOut:
+    """Every section with findings and its first items; with `only`, that section's items a page at a time."""
     summary = {str(k): int(v) for k, v in dict(report.get("summary") or {}).items() if isinstance(v, int)}
-    sections = []
-    for s in report.get("sections") or []:
-        if not s.get("count"):
+    sections: list[HealthSection] = []
+    cursor = None
+    known = [s for s in report.get("sections") or []]
+    if only is not None and only not in {str(s["id"]) for s in known}:
+        raise InvalidParams(f"section: no section {only[:100]!r}; sections: {', '.join(str(s['id']) for s in known)}",
+                            {"field": "section", "allowed": [str(s["id"]) for s in known]})
+    for s in known:
+        if (only is None and not s.get("count")) or (only is not None and s["id"] != only):
             continue  # a clean check is noise for an agent; `summary` still lists it
+        all_items = list(s.get("items") or [])
+        start = offset if only is not None else 0
         items = [HealthItem(path=i["path"], line=i.get("line"), message=clean(str(i.get("message", ""))),
-                            fix=i.get("fix")) for i in list(s.get("items") or [])[:MAX_HEALTH_ITEMS]]
+                            fix=i.get("fix")) for i in all_items[start:start + limit]]
+        if only is not None:
+            cursor = paging.next_cursor(start, len(items), len(all_items), where)
         sections.append(HealthSection(id=str(s["id"]), title=str(s.get("title", s["id"])),
                                       severity=str(s.get("severity", "info")), count=int(s.get("count", len(items))),
                                       items=items))
-    return HealthOut(summary=summary, sections=sections)
+    return HealthOut(summary=summary, sections=sections, next_cursor=cursor)
 
 
-def status_out(s: Mapping[str, Any]) -> StatusOut:
+def status_out(s: Mapping[str, Any], offset: int, limit: int, where: str) -> StatusOut:
     model = s.get("model") or {}
     skipped = list(s.get("skipped") or [])
+    shown = [{"path": str(x["path"]), "reason": str(x["reason"])} for x in skipped[offset:offset + limit]]
     return StatusOut(
         version=s["version"], notes=s["notes"], chunks=s["chunks"], chunks_with_vectors=s["chunks_with_vectors"],
         chunks_without_vectors=s["chunks_without_vectors"], vectors_available=s["vectors_available"],
         building=s["building"], complete=s["complete"], last_indexed_at=iso(s.get("last_indexed_at")),
         model=model.get("name"), model_error=model.get("error"), backend=s["backend"], skipped=len(skipped),
-        skipped_examples=[{"path": str(x["path"]), "reason": str(x["reason"])} for x in skipped[:20]],
+        skipped_files=shown, next_cursor=paging.next_cursor(offset, len(shown), len(skipped), where),
     )
 
 
 # ---- the server -----------------------------------------------------------------------------
 TOOLS: tuple[tuple[str, str, str], ...] = (
     ("search", "Search the vault",
-     "Ranked search over the user's notes (keywords + meaning, link-aware). Use it to find which notes talk "
-     "about something, or to locate a fact; then read_note a hit for the full text. Each hit has path, "
-     "heading, line range, snippet and scores; the answer's `band` says how much to trust it (low/none: the "
-     "vault most likely does not answer this). Filters: folder, tag, frontmatter type/status, modified_since."),
+     "Ranked search over the notes (keywords + meaning, link-aware). Each hit: path, heading path, lines, band, "
+     "snippet; read_note(path, heading) reads it. The answer's band is its confidence: low/none means the vault "
+     "most likely does not answer this, so say so. Filters: folder, tag, type, status, modified_since."),
     ("get_context", "Context block for a question",
-     "One ready-to-paste Markdown block of the most relevant note excerpts for a question, within a token "
-     "budget, each attributed 'Title > Heading (path, lines a-b)' and with the confidence stated first. Use "
-     "it when you want grounding for an answer in one call rather than a list of hits."),
+     "One Markdown block of the best excerpts for a question within max_tokens, each attributed "
+     "'Title > Heading (path, lines a-b)', confidence first: grounding for an answer in one call."),
     ("read_note", "Read a note",
-     "The current text of one note (credentials redacted), by vault path or by title; optionally one "
-     "section by heading. Use it after search/get_context to read a hit in full, or to open a note the user "
-     "names. Long notes are cut (marked); ask for a section to read less."),
+     "A note's current text (credentials redacted) by path or title: whole, one section (its heading or the "
+     "heading path search gives) or a line range, one page at a time (continue with next_offset)."),
     ("list_notes", "List notes",
-     "Notes by folder, tag, frontmatter type or modification time, newest first. Use it to browse (e.g. "
-     "'notes changed this week', 'everything tagged #project') rather than to answer a question."),
+     "Notes by folder, tag, frontmatter type or modification time, newest first: for browsing, not answering."),
     ("related_notes", "Notes related to a note",
-     "Notes related to one note: similar sections, links to it, shared links and tags, each with the "
-     "reasons. Use it to explore around a note or to suggest links the user has not made."),
+     "Notes related to one note (similar sections, links, shared links and tags) with the reasons: to explore "
+     "around a note or suggest links the user has not made."),
     ("note_links", "Links of a note",
-     "Outgoing links (with what they resolve to), backlinks and unresolved links of one note. Use it to "
-     "follow the user's own link structure or check what points to a note."),
+     "A note's outgoing links (and what they resolve to), then its backlinks."),
     ("vault_health", "Vault health report",
-     "Counts and the first findings of the vault health checks: orphans, unresolved and ambiguous links, "
-     "broken anchors, near-duplicates, notes containing credentials. Use it when asked to tidy or audit the vault."),
+     "Counts and first findings of the vault checks (orphans, unresolved links, broken anchors, "
+     "near-duplicates, notes with credentials); one section at a time with `section`."),
     ("index_status", "Index status",
-     "What the index holds (notes, chunks, vectors), whether it is complete or still building, the model "
-     "and skipped files. Use it when results look incomplete or a note you expect is missing."),
+     "What the index holds, whether it is complete or still building, the model, skipped files: when results "
+     "look incomplete."),
     ("vault_overview", "Vault overview",
-     "How this vault is organised, derived from the index: top folders (with their tags, types and example "
-     "titles), the daily-note folder and date format, hub/MOC notes, most linked notes, frequent tags, "
-     "frontmatter fields and their common values, and the link style. Call it first in a vault you have not seen."),
+     "How the vault is organised: folders, daily-note convention, hub notes, most linked notes, tags, "
+     "frontmatter fields, link style. Call it first in a vault you have not seen."),
 )
+
+
+def slim_schema(schema: Any) -> Any:
+    """The schema without what costs tokens and says nothing: pydantic's per-field titles and
+    `X or null` unions (an absent field is the null)."""
+    if isinstance(schema, list):
+        return [slim_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title":
+            continue
+        if key in ("properties", "$defs"):
+            out[key] = {name: slim_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = slim_schema(value)
+    alternatives = out.get("anyOf")
+    if isinstance(alternatives, list) and len(alternatives) == 2 and {"type": "null"} in alternatives:
+        other = next(a for a in alternatives if a != {"type": "null"})
+        del out["anyOf"]
+        if out.get("default", 0) is None:
+            del out["default"]
+        out = {**other, **out}
+    return out
+
+
+def outline_schema(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """An output schema one level deep: the answer's fields with their types; the objects inside are
+    just objects (each answer names their fields, the tool description says what matters). It was
+    most of tools/list: 4.9k of 7.9k tokens (docs/mcp.md)."""
+    if "$ref" in schema:
+        return outline_schema(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, depth)
+    kind = schema.get("type")
+    if kind == "object" and "properties" in schema:
+        if depth >= 1:
+            return {"type": "object"}
+        out: dict[str, Any] = {"type": "object", "properties": {
+            name: outline_schema(sub, defs, depth + 1) for name, sub in schema["properties"].items()}}
+        if schema.get("required"):
+            out["required"] = schema["required"]
+        return out
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return {"type": "array", "items": outline_schema(schema["items"], defs, depth)}
+    return {k: v for k, v in schema.items() if k not in ("description", "default")}
 
 
 def build_mcp(core: VaultIndex, gate: ReadGate | None = None) -> MCPServer[Any]:
@@ -673,8 +564,17 @@ def build_mcp(core: VaultIndex, gate: ReadGate | None = None) -> MCPServer[Any]:
     tools = VaultTools(core, gate)
     for name, title, description in TOOLS:
         server.add_tool(getattr(tools, name), name=name, title=title, description=description,
-                        annotations=READ_ONLY.model_copy(update={"title": title}), structured_output=True)
+                        annotations=READ_ONLY, structured_output=True)
+        slim_tool(server, name)
     return server
+
+
+def slim_tool(server: MCPServer[Any], name: str) -> None:
+    tool = server._tool_manager.get_tool(name)  # the SDK has no public way to publish a schema of our own
+    assert tool is not None
+    tool.parameters = {**slim_schema(tool.parameters), "additionalProperties": False}
+    output = slim_schema(tool.output_schema)
+    tool.__dict__["output_schema"] = outline_schema(output, output.get("$defs", {}))  # a cached_property
 
 
 # ---- HTTP -----------------------------------------------------------------------------------

@@ -7,15 +7,13 @@ vault", "excluded" and "not indexed" raise the same NotFound.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from typing import Any
 
 from sidecar.errors import InvalidParams, NotFound
+from sidecar.parse import parse_note
 from sidecar.redact import redact
 from sidecar.vault import UnreadableNote, Vault
-
-MAX_READ_CHARS = 100_000  # bounded output for agents; the rest is reported as truncated
 
 
 def note_row(conn: sqlite3.Connection, path: str) -> tuple[int, str]:
@@ -47,7 +45,8 @@ def note_links(conn: sqlite3.Connection, vault: Vault, path: str) -> dict[str, A
 
 
 def read_note(conn: sqlite3.Connection, vault: Vault, path: str, heading: str | None = None) -> dict[str, Any]:
-    """The note's current text from disk, redacted again on the way out, optionally one section."""
+    """The note's current text from disk, redacted again on the way out, optionally one section
+    (`heading`: its text or its full heading path "A > B > C", as search returns it)."""
     confined = vault.confine(path)
     if confined is None:
         raise NotFound("no such note")
@@ -58,35 +57,52 @@ def read_note(conn: sqlite3.Connection, vault: Vault, path: str, heading: str | 
         raise NotFound("no such note") from exc
     start_line = 1
     if heading:
-        text, start_line = _section(text, heading)
-    truncated = len(text) > MAX_READ_CHARS
-    return {"path": confined, "title": title, "heading": heading, "start_line": start_line,
-            "text": text[:MAX_READ_CHARS], "truncated": truncated, "chars": len(text)}
+        found = find_section(confined, text, heading)
+        if found is None:
+            raise NotFound(f"no heading {heading!r} in this note")
+        heading, start_line, end_line = found
+        text = "\n".join(text.split("\n")[start_line - 1:end_line]).rstrip()
+    return {"path": confined, "title": title, "heading": heading, "start_line": start_line, "text": text,
+            "chars": len(text)}
 
 
-HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+HEADING_SEPARATOR = " > "  # how search joins a heading path
 
 
-def _section(text: str, heading: str) -> tuple[str, int]:
-    """The lines under a heading up to the next heading of the same or a higher level."""
-    wanted = heading.strip().lstrip("#").strip().lower()
-    lines = text.split("\n")
-    start = level = None
-    for i, line in enumerate(lines):
-        match = HEADING.match(line)
-        if not match:
-            continue
-        if start is None and match.group(2).strip().lower() == wanted:
-            start, level = i, len(match.group(1))
-        elif start is not None and level is not None and len(match.group(1)) <= level:
-            return "\n".join(lines[start:i]).rstrip(), start + 1
-    if start is None:
-        raise NotFound(f"no heading {heading!r} in this note")
-    return "\n".join(lines[start:]).rstrip(), start + 1
+def _key(text: str) -> str:
+    return text.strip().lstrip("#").strip().casefold()
+
+
+def heading_paths(path: str, text: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """Every heading as (its heading path, level, line), with the parser's rules (fences, front
+    matter), so the paths are the ones search returns."""
+    out: list[tuple[tuple[str, ...], int, int]] = []
+    stack: list[tuple[int, str]] = []
+    for h in parse_note(path, text).headings:
+        while stack and stack[-1][0] >= h.level:
+            stack.pop()
+        stack.append((h.level, h.text))
+        out.append((tuple(t for _, t in stack), h.level, h.line))
+    return out
+
+
+def find_section(path: str, text: str, wanted: str) -> tuple[str, int, int] | None:
+    """(full heading path, first line, last line) of the first section whose heading path ends with
+    `wanted` ("Deployment", "Alpha > Deployment"); the section runs to the next heading of its
+    level or higher."""
+    parts = [_key(p) for p in wanted.split(HEADING_SEPARATOR)]
+    whole = _key(wanted)
+    headings = heading_paths(path, text)
+    for i, (trail, level, line) in enumerate(headings):
+        keys = [_key(t) for t in trail]
+        if keys[-1] == whole or keys[-len(parts):] == parts:
+            end = next((ln - 1 for _t, lv, ln in headings[i + 1:] if lv <= level), text.count("\n") + 1)
+            return HEADING_SEPARATOR.join(trail), line, end
+    return None
 
 
 def list_notes(conn: sqlite3.Connection, folder: str | None = None, tag: str | None = None,
-               note_type: str | None = None, modified_since: float | None = None, limit: int = 100) -> dict[str, Any]:
+               note_type: str | None = None, modified_since: float | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
     if not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise InvalidParams("limit must be an integer from 1 to 1000")
     from sidecar.search import Filters, allowed_notes  # noqa: PLC0415  (search imports the embedder)
@@ -101,8 +117,8 @@ def list_notes(conn: sqlite3.Connection, folder: str | None = None, tag: str | N
         if allowed is not None and note_id not in allowed:
             continue
         total += 1
-        if len(notes) < limit:
+        if offset < total <= offset + limit:
             fm = json.loads(frontmatter)
             notes.append({"path": path, "title": title, "modified": mtime_ns / 1e9,
                           "type": fm.get("type") if isinstance(fm, dict) else None})
-    return {"notes": notes, "total": total, "truncated": total > len(notes)}
+    return {"notes": notes, "total": total, "truncated": total > offset + len(notes)}

@@ -179,10 +179,11 @@ async def check_tool_list(session: ClientSession) -> None:
         assert tool.annotations.idempotent_hint is True, tool.name
         assert tool.annotations.open_world_hint is False, tool.name
         assert tool.output_schema and tool.output_schema.get("type") == "object", tool.name
-        assert tool.description and len(tool.description) > 80, tool.name
+        assert tool.description and 40 < len(tool.description) < 400, tool.name
     search = tools["search"].input_schema["properties"]
     assert search["limit"]["maximum"] == 50 and search["limit"]["minimum"] == 1
-    assert set(search) >= {"query", "limit", "mode", "folder", "tag", "type", "status", "modified_since", "max_tokens"}
+    assert set(search) == {"query", "limit", "mode", "folder", "tag", "type", "status", "modified_since", "max_tokens",
+                           "explain", "cursor"}
     assert tools["search"].input_schema["required"] == ["query"]
     assert "band" in tools["search"].output_schema["properties"]
 
@@ -199,10 +200,16 @@ async def exercise_all_tools(session: ClientSession) -> list[CallToolResult]:
 
     found = await call("search", query="zephyr pipeline deployment", limit=5, max_tokens=400)
     assert found["results"][0]["path"] == "Projects/Alpha.md"
-    assert found["band"] in ("high", "medium") and "caveat" in found
+    assert found["band"] in ("high", "medium") and (found["band"] == "high") == ("caveat" not in found)
     top = found["results"][0]
-    assert top["start_line"] >= 1 and top["end_line"] >= top["start_line"] and top["scores"]["bm25_rank"] == 1
-    assert top["text"] is not None
+    assert set(top) == {"path", "heading", "start_line", "end_line", "band", "snippet", "text"}  # compact by default
+    assert top["start_line"] >= 1 and top["end_line"] >= top["start_line"] and "zephyr" in top["text"]
+    explained = (await call("search", query="zephyr pipeline deployment", limit=5, explain=True))["results"][0]
+    assert explained["scores"]["bm25_rank"] == 1 and explained["title"] == "Alpha" and explained["reason"]
+    page1 = await call("search", query="project planning notes", limit=2)
+    page2 = await call("search", query="project planning notes", limit=2, cursor=page1["next_cursor"])
+    both = await call("search", query="project planning notes", limit=4)
+    assert [r["path"] for r in page1["results"] + page2["results"]] == [r["path"] for r in both["results"]]
 
     filtered = await call("search", query="migration", type="project", status="done", folder="Projects")
     assert [r["path"] for r in filtered["results"]] == ["Projects/Beta.md"]
@@ -220,11 +227,24 @@ async def exercise_all_tools(session: ClientSession) -> list[CallToolResult]:
     whole = await call("read_note", path="Projects/Alpha.md", max_chars=500)
     assert "## Risks" in whole["text"] and not whole["truncated"]
     cut = await call("read_note", path="Reference/Glossary", max_chars=500)
-    assert cut["path"] == "Reference/Glossary.md" and cut["truncated"] is True and cut["chars"] > 2000
-    assert cut["text"].startswith("# Glossary") and "…[truncated: " in cut["text"] and len(cut["text"]) < 700
+    assert cut["path"] == "Reference/Glossary.md" and cut["truncated"] is True and cut["total_chars"] > 2000
+    assert cut["text"].startswith("# Glossary") and len(cut["text"]) < 700
+    assert cut["remaining_chars"] == cut["total_chars"] - cut["next_offset"]
+    assert cut["text"].endswith(f"; continue with offset={cut['next_offset']}]")
+    rest = await call("read_note", path="Reference/Glossary.md", offset=cut["next_offset"], max_chars=100_000)
+    assert rest["start_line"] == cut["end_line"] + 1 and rest.get("next_offset") is None and not rest["truncated"]
+    assert rest["offset"] + len(rest["text"]) == rest["total_chars"] == cut["total_chars"]
+    lines = await call("read_note", path="Reference/Glossary.md", start_line=5, end_line=6)
+    assert lines["text"] == "- Term 2: what term number 2 means here.\n- Term 3: what term number 3 means here."
+    assert (lines["start_line"], lines["end_line"]) == (5, 6)
+    by_path = await call("read_note", title="Alpha", heading="Alpha > Deployment")
+    assert by_path["heading"] == "Alpha > Deployment" and by_path["start_line"] == 10
 
     listed = await call("list_notes", folder="Daily", limit=2)
     assert listed["total"] == 3 and len(listed["notes"]) == 2 and listed["truncated"] is True
+    more = await call("list_notes", folder="Daily", limit=2, cursor=listed["next_cursor"])
+    assert len(more["notes"]) == 1 and more.get("next_cursor") is None and more["truncated"] is False
+    assert {n["path"] for n in listed["notes"] + more["notes"]} == {f"Daily/2024-05-0{i}.md" for i in (1, 2, 3)}
     assert all(n["path"].startswith("Daily/") and n["modified"].endswith("+00:00") for n in listed["notes"])
     recent = await call("list_notes", modified_since="7d")
     assert recent["total"] == 8
@@ -234,8 +254,13 @@ async def exercise_all_tools(session: ClientSession) -> list[CallToolResult]:
     assert "Projects/Beta.md" in [r["path"] for r in related["results"]]
 
     links = await call("note_links", path="Projects/Beta.md")
-    assert {o["path"] for o in links["outlinks"]} == {"Projects/Alpha.md", None}
-    assert [u["target"] for u in links["unresolved"]] == ["Missing Note"]
+    assert {o.get("path") for o in links["outlinks"]} == {"Projects/Alpha.md", None}
+    assert [o["target"] for o in links["outlinks"] if "path" not in o] == ["Missing Note"]
+    assert links["counts"] == {"outlinks": 2, "backlinks": 3, "unresolved": 1} and links.get("next_cursor") is None
+    first = await call("note_links", path="Projects/Beta.md", limit=3)
+    second = await call("note_links", path="Projects/Beta.md", limit=3, cursor=first["next_cursor"])
+    assert len(first["outlinks"]) == 2 and len(first["backlinks"]) == 1 and second["outlinks"] == []
+    assert first["backlinks"] + second["backlinks"] == links["backlinks"] and second.get("next_cursor") is None
     assert {b["path"] for b in links["backlinks"]} == {"Projects/Alpha.md", "Home MOC.md", "Daily/2024-05-02.md"}
 
     health = await call("vault_health")
@@ -262,7 +287,7 @@ async def check_errors(session: ClientSession) -> None:
     error = error_of(wrong)
     assert error["code"] == "not_found" and error["suggestions"] == ["Alpha"] and "Did you mean 'Alpha'" in error["message"]
     heading = await session.call_tool("read_note", {"title": "Alpha", "heading": "Rollback"})
-    assert error_of(heading)["headings"] == ["Alpha", "Deployment", "Risks"]
+    assert error_of(heading)["headings"] == ["Alpha", "Alpha > Deployment", "Alpha > Risks"]
     bad = await session.call_tool("search", {"query": "x", "limit": 51})
     assert bad.is_error and "limit" in bad.content[0].text  # type: ignore[union-attr]
     both = await session.call_tool("read_note", {})

@@ -1,0 +1,253 @@
+"""The shapes of MCP answers; the SDK publishes each as the tool's outputSchema.
+
+Compact on purpose (agents pay for every token): a field that would be null is left out
+(`exclude_none`), so every nullable field has a default and is not required; per-signal
+scores appear only when asked for with `explain`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Band = Literal["high", "medium", "low", "none"]
+Mode = Literal["hybrid", "lexical", "semantic"]
+
+
+class SearchScores(BaseModel):
+    fused: float  # after boosts; comparable within one answer only
+    bm25_rank: int | None = None  # None: not in the keyword list
+    vector_similarity: float | None = None
+    vector_rank: int | None = None
+    graph_boost: float | None = None
+    recency_boost: float | None = None
+
+
+class SearchHit(BaseModel):
+    path: str
+    heading: str  # heading path of the best section, "A > B"; empty before the first heading
+    start_line: int
+    end_line: int
+    band: Band
+    snippet: str
+    text: str | None = None  # the section's text, only with max_tokens
+    truncated: bool | None = None  # the text was cut to fit max_tokens
+    title: str | None = None  # this and the rest: only with explain
+    score: float | None = None
+    scores: SearchScores | None = None
+    reason: str | None = None
+
+
+class Paged(BaseModel):
+    next_cursor: str | None = None  # pass as `cursor` with the same arguments; absent: nothing more
+
+
+class SearchOut(Paged):
+    mode: Mode  # the mode actually used (lexical when vectors are unavailable)
+    band: Band  # confidence of the best hit
+    caveat: str | None = None  # how to read the band; absent when the answer is solid
+    index_building: bool | None = None  # only while the index is being built
+    results: list[SearchHit]
+
+
+class ContextSource(BaseModel):
+    path: str
+    heading: str
+    start_line: int
+    end_line: int
+    band: Band
+
+
+class ContextOut(BaseModel):
+    band: Band
+    caveat: str | None = None
+    chars: int
+    markdown: str  # the context block, ready to paste into a prompt
+    sources: list[ContextSource]
+
+
+class NoteOut(BaseModel):
+    path: str
+    title: str
+    heading: str | None = None  # full heading path of the section read; absent for the whole note
+    start_line: int  # file lines of this page
+    end_line: int
+    text: str  # this page, credentials redacted
+    offset: int  # where this page starts, in characters of the text read
+    next_offset: int | None = None  # pass as `offset` for the next page; absent: this is the last
+    remaining_chars: int  # characters after this page
+    total_chars: int  # the whole note, section or line range
+    truncated: bool
+
+
+class ListedNote(BaseModel):
+    path: str
+    title: str
+    modified: str = Field(description="Last modification, ISO 8601 UTC.")
+    type: str | None = None  # the frontmatter `type`
+
+
+class NoteListOut(Paged):
+    notes: list[ListedNote]
+    total: int = Field(description="How many notes match in all.")
+    truncated: bool
+
+
+class RelatedNote(BaseModel):
+    path: str
+    band: Literal["high", "medium", "low"]
+    heading: str
+    excerpt: str
+    already_linked: bool
+    reasons: list[str]
+    title: str | None = None  # this and the rest: only with explain
+    score: float | None = None
+    similarity: float | None = None
+
+
+class RelatedOut(BaseModel):
+    source_path: str
+    index_building: bool | None = None
+    results: list[RelatedNote]
+
+
+class Outlink(BaseModel):
+    target: str  # as written
+    path: str | None = None  # the note it resolves to; absent: unresolved
+    anchor: str | None = None
+    kind: str
+    line: int
+    ambiguous: bool | None = None  # only when true
+
+
+class Backlink(BaseModel):
+    path: str
+    line: int
+    kind: str
+    anchor: str | None = None
+
+
+class LinkCounts(BaseModel):
+    outlinks: int
+    backlinks: int
+    unresolved: int
+
+
+class LinksOut(Paged):
+    path: str
+    title: str
+    counts: LinkCounts
+    outlinks: list[Outlink]
+    backlinks: list[Backlink]
+
+
+class HealthItem(BaseModel):
+    path: str
+    line: int | None = None
+    message: str
+    fix: str | None = None
+
+
+class HealthSection(BaseModel):
+    id: str
+    title: str
+    severity: str
+    count: int = Field(description="Findings in all; `items` shows the first few.")
+    items: list[HealthItem]
+
+
+class HealthOut(Paged):
+    summary: dict[str, int]
+    sections: list[HealthSection]
+
+
+class StatusOut(Paged):
+    version: str
+    notes: int
+    chunks: int
+    chunks_with_vectors: int
+    chunks_without_vectors: int
+    vectors_available: bool
+    building: bool
+    complete: bool
+    last_indexed_at: str | None = None  # end of the last index run, ISO 8601 UTC
+    model: str | None = None
+    model_error: str | None = None
+    backend: str
+    skipped: int = Field(description="Files not indexed (too large, unreadable, ...).")
+    skipped_files: list[dict[str, str]] = Field(description="Skipped files and why, a page at a time.")
+
+
+class FolderInfo(BaseModel):
+    folder: str = Field(description="Top-level folder; '/' is the vault root.")
+    notes: int
+    subfolders: int
+    top_tags: list[str]
+    top_types: list[str]
+    example_titles: list[str]
+
+
+class DailyNotes(BaseModel):
+    folder: str = Field(description="Folder pattern, e.g. 'Journal/YYYY'.")
+    format: str = Field(description="File-name date format in Obsidian (moment.js) spelling, e.g. YYYY-MM-DD.")
+    kind: Literal["daily", "weekly", "monthly", "dated"] = Field(description="dated: a date plus a name, "
+                                                                             "e.g. '2024-05-01 Kickoff'.")
+    notes: int
+    first: str
+    last: str
+    example_path: str
+
+
+class HubNote(BaseModel):
+    path: str
+    title: str
+    out_links: int
+    in_links: int
+    why: list[str]
+
+
+class LinkedNote(BaseModel):
+    path: str
+    title: str
+    in_links: int
+
+
+class TagCount(BaseModel):
+    tag: str
+    notes: int
+
+
+class FieldValue(BaseModel):
+    value: str
+    notes: int
+
+
+class FieldInfo(BaseModel):
+    field: str
+    notes: int
+    kind: str
+    distinct_values: int
+    common_values: list[FieldValue]
+
+
+class LinkStyle(BaseModel):
+    total: int
+    style: Literal["wikilinks", "markdown", "mixed", "none"]
+    by_kind: dict[str, int]
+    wikilinks_with_folder_path: int
+    with_heading_or_block_anchor: int
+    unresolved: int
+    unresolved_share: float
+
+
+class OverviewOut(BaseModel):
+    note_count: int
+    folders: list[FolderInfo]
+    daily_notes: list[DailyNotes]
+    hubs: list[HubNote] = Field(description="Maps of content / index notes: good starting points.")
+    most_linked: list[LinkedNote]
+    tags: list[TagCount]
+    frontmatter_fields: list[FieldInfo]
+    links: LinkStyle
+    attachments: int
