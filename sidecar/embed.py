@@ -124,6 +124,17 @@ class Embedder:
         return _unit_rows(np.asarray(raw, dtype=np.float32))
 
 
+    def known_share(self, text: str) -> float:
+        """Share of the text's word pieces the model has a vector for. `encode` drops unknown pieces, so
+        a query mostly in a script the model never saw embeds to noise (or to nothing): say so."""
+        encoding = self._model.tokenizer.encode(text, add_special_tokens=False)
+        unk = self._model.unk_token_id
+        pieces = [i for i, tok in zip(encoding.ids, encoding.tokens, strict=True) if tok.strip("▁ ")]
+        if not pieces:
+            return 0.0
+        return sum(i != unk for i in pieces) / len(pieces)
+
+
 def _looks_like_path(model: str) -> bool:
     # Hub ids are "name" or "owner/name"; anything else that is not an existing folder is a mistyped path.
     return Path(model).is_absolute() or model.startswith((".", "~")) or model.count("/") > 1 or "\\" in model

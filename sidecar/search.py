@@ -27,6 +27,7 @@ from sidecar.snapshot import Snapshot
 Mode = Literal["hybrid", "lexical", "semantic"]
 MODES = ("hybrid", "lexical", "semantic")
 CHARS_PER_TOKEN = 4  # the usual estimate for English prose; documented in the protocol
+MIN_KNOWN_SHARE = 0.5  # below this share of known word pieces a query's vector is noise, not meaning
 MAX_QUERY_CHARS = 4000  # a pasted page is searched by its beginning; BM25 and one embedding need no more
 
 
@@ -128,6 +129,7 @@ class Candidates:
     lexical: list[int] = field(default_factory=list)  # chunk ids, best first
     semantic: list[int] = field(default_factory=list)
     note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
+    known_share: float | None = None  # share of the query's word pieces the embedding model knows
 
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
@@ -366,8 +368,11 @@ class Searcher:
             "band": band, "caveat": CAVEATS[band], "results": results,
         }
         if mode != effective_mode:
-            response["caveat"] = ((response["caveat"] + " ") if response["caveat"] else "") + \
-                "Semantic search is unavailable (no vectors): these are lexical results only."
+            response["caveat"] = _join(response["caveat"], "Semantic search is unavailable (no vectors): these are "
+                                       "lexical results only.")
+        elif cands.known_share is not None and cands.known_share < MIN_KNOWN_SHARE:
+            response["caveat"] = _join(response["caveat"], f"The embedding model knows only "
+                                       f"{cands.known_share:.0%} of this query's words: ranked by keywords alone.")
         if explain:
             response["explanation"] = self._explanation(weights, cands, lexq, filters, allowed)
         response["took_ms"] = round((time.perf_counter() - started) * 1000, 2)
@@ -380,6 +385,9 @@ class Searcher:
             self.snap.term_counts.setdefault("", self.snap.chunk_count)
             cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking, self.snap.term_counts, typed)
         if mode in ("hybrid", "semantic") and self.embedder is not None:
+            cands.known_share = self.embedder.known_share(query)
+            if cands.known_share < MIN_KNOWN_SHARE:
+                return cands  # mostly unknown pieces: the vector would be noise, so keywords decide alone
             qvec = self.embedder.encode([query])[0]
             if not np.any(qvec):
                 return cands  # no known token in the query: the semantic leg has nothing to say
@@ -441,9 +449,14 @@ class Searcher:
             "query_aware": r.query_aware, "graph_weight": r.graph_weight, "recency_weight": r.recency_weight,
             "column_weights": dict(zip(("body", "heading", "context", "cjk"), r.column_weights, strict=True)),
             "candidates": {"lexical": len(cands.lexical), "semantic": len(cands.semantic)},
+            "model_known_share": None if cands.known_share is None else round(cands.known_share, 3),
             "filters": {"active": filters.active(), "notes_allowed": None if allowed is None else len(allowed)},
             "thresholds": {"high": self.thresholds.high, "low": self.thresholds.low},
         }
+
+
+def _join(caveat: str | None, extra: str) -> str:
+    return f"{caveat} {extra}" if caveat else extra
 
 
 def _validate(query: object, limit: object, mode: object, max_tokens: object) -> tuple[str, int, str]:

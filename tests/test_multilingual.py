@@ -21,6 +21,7 @@ NOTES = {
     "동기화.md": "# 동기화\n\n여러 기기 사이에서 보관소를 동기화하려면 싱크 서비스를 켜세요.\n",
     "ไทย.md": "# การค้นหา\n\nใช้แถบค้นหาเพื่อค้นหาข้อความในโน้ตทั้งหมดของคุณ\n",
     "English.md": "# Refunds\n\nCustomers can ask for their money back within thirty days.\n",
+    "Runes.md": "# Futhark\n\nᚠᛇᚻ ᛒᛦᚦ ᚳᛚᛁᚾ\n",  # a script no embedded model has pieces for
 }
 
 
@@ -55,7 +56,7 @@ def _adjacent_pairs(text: str) -> Iterator[str]:
             yield a + b
 
 
-@pytest.mark.parametrize("name", [n for n in NOTES if not n.startswith("English")])
+@pytest.mark.parametrize("name", [n for n in NOTES if n[0] not in "ER"])
 def test_any_two_characters_of_a_note_find_it(index: VaultIndex, name: str) -> None:
     body = NOTES[name].split("\n", 2)[2]
     pairs = list(dict.fromkeys(_adjacent_pairs(body)))
@@ -96,3 +97,12 @@ def test_calibration_samples_cjk_sentences_too() -> None:
     assert _pieces("customers may ask for a refund") == ["customers", "may", "ask", "for", "a", "refund"]
     scripts = {"ja": "の", "ko": "는", "zh": "的", "ru": "как"}
     assert all(any(mark in q for q in OFF_TOPIC) for mark in scripts.values())
+
+
+def test_a_query_the_model_cannot_read_says_so_and_uses_keywords(index: VaultIndex) -> None:
+    res = index.search("ᚠᛇᚻ ᛒᛦᚦ", explain=True)
+    assert res["explanation"]["model_known_share"] < 0.5
+    assert res["explanation"]["candidates"]["semantic"] == 0  # no noise vector was searched
+    assert "ranked by keywords alone" in res["caveat"]
+    assert res["results"][0]["path"] == "Runes.md"
+    assert index.search("refund money back", explain=True)["explanation"]["model_known_share"] == 1.0
