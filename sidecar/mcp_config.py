@@ -17,7 +17,10 @@ TOKEN_ENV = "SIDECAR_MCP_TOKEN"  # noqa: S105  (a variable name, not a secret)
 def stdio_command(settings: Settings) -> list[str]:
     exe = shutil.which("sidecar")
     base = [exe] if exe else [sys.executable, "-m", "sidecar"]
-    return [*base, "mcp", "--stdio", "--vault", str(settings.vault), "--index", str(settings.index_dir)]
+    # Absolute: the client starts the server in a folder of its own, where a relative index would be
+    # another (empty) index.
+    return [*base, "mcp", "--stdio", "--vault", str(settings.vault.resolve()), "--index",
+            str(settings.index_dir.resolve())]
 
 
 def client_config(settings: Settings, port: int | None, token: str | None) -> dict[str, Any]:

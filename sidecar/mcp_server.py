@@ -33,8 +33,9 @@ from typing import Annotated, Any, Literal, TypeVar
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sidecar import __version__, paging
@@ -148,7 +149,8 @@ def parse_since(value: str | None, now: dt.datetime | None = None) -> float | No
     try:
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise InvalidParams(f"modified_since {text!r} is not an ISO date (2024-05-01) or a span like 7d") from None
+        raise InvalidParams(f"modified_since: {text[:40]!r} is not an ISO date (2024-05-01) or a span like 7d",
+                            {"field": "modified_since"}) from None
     try:  # year 1 in local time falls before year 1 in UTC: "out of range", a date all the same
         seconds = when.timestamp()
     except (ValueError, OverflowError, OSError):
@@ -206,7 +208,7 @@ class VaultTools:
     def resolve(self, path: str | None, title: str | None) -> str:
         ref = path if path is not None else title
         if ref is None or not ref.strip() or (path is not None and title is not None):
-            raise InvalidParams("give exactly one of `path` or `title`")
+            raise InvalidParams("path: give exactly one of `path` or `title`", {"field": "path"})
         try:
             return self.core.resolve_note(ref)
         except NotFound as exc:
@@ -558,9 +560,66 @@ def outline_schema(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0)
     return {k: v for k, v in schema.items() if k not in ("description", "default")}
 
 
+class VaultMCP(MCPServer[Any]):
+    """The SDK's server with our argument rules: an unknown tool is a protocol error (-32602); unknown,
+    missing or out-of-range arguments are a tool error naming the field and what it allows (the SDK
+    would ignore unknown ones and answer the rest with pydantic's own text)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            names = ", ".join(t.name for t in self._tool_manager.list_tools())
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name[:100]!r}; the tools are: {names}")
+        problem = argument_problem(tool.parameters, arguments, tool.fn_metadata.validate_arguments)
+        if problem is not None:
+            return error_result(problem)
+        return await super().call_tool(name, arguments, context)
+
+
+def argument_problem(schema: Mapping[str, Any], arguments: Mapping[str, Any],
+                     validate: Callable[[dict[str, Any]], Any]) -> InvalidParams | None:
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    unknown = sorted(set(arguments) - set(properties))
+    if unknown:
+        return InvalidParams(f"{unknown[0][:100]}: unknown argument; this tool takes {', '.join(properties)}",
+                             {"field": unknown[0][:100], "allowed": list(properties)})
+    try:
+        validate(dict(arguments))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "arguments"
+        if error["type"] == "missing":
+            return InvalidParams(f"{field}: required", {"field": field})
+        rule = properties.get(field, {})
+        return InvalidParams(f"{field}: {expectation(rule)}", {"field": field, **bounds(rule)})
+    return None
+
+
+def expectation(rule: Mapping[str, Any]) -> str:
+    """What a field accepts, in words, from its published schema."""
+    if "enum" in rule:
+        return "must be one of " + ", ".join(map(str, rule["enum"]))
+    kind = {"integer": "an integer", "string": "text", "boolean": "true or false", "number": "a number",
+            "object": "an object", "array": "a list"}.get(str(rule.get("type")), "a valid value")
+    if "minimum" in rule and "maximum" in rule:
+        return f"must be {kind} from {rule['minimum']} to {rule['maximum']}"
+    if "minimum" in rule:
+        return f"must be {kind} of at least {rule['minimum']}"
+    if "maxLength" in rule:
+        low = f"{rule['minLength']} to " if "minLength" in rule else "at most "
+        return f"must be {kind} of {low}{rule['maxLength']} characters"
+    return f"must be {kind}"
+
+
+def bounds(rule: Mapping[str, Any]) -> dict[str, object]:
+    named = {"minimum": "minimum", "maximum": "maximum", "minLength": "min_length", "maxLength": "max_length",
+             "enum": "allowed", "type": "type"}
+    return {ours: rule[theirs] for theirs, ours in named.items() if theirs in rule}
+
+
 def build_mcp(core: VaultIndex, gate: ReadGate | None = None) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, title="Vault Sidecar", version=__version__,
-                                       instructions=INSTRUCTIONS, log_level="WARNING")
+    server = VaultMCP(SERVER_NAME, title="Vault Sidecar", version=__version__, instructions=INSTRUCTIONS,
+                      log_level="WARNING")
     tools = VaultTools(core, gate)
     for name, title, description in TOOLS:
         server.add_tool(getattr(tools, name), name=name, title=title, description=description,

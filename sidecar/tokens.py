@@ -33,9 +33,15 @@ def mcp_token_file() -> Path:
     return config_dir() / "mcp-token"
 
 
+MIN_MCP_TOKEN_CHARS = 16  # a short chosen token is guessable by anything that can reach the port
+
+
 def mcp_token() -> str:
     given = os.environ.get("SIDECAR_MCP_TOKEN", "").strip()
     if given:
+        if len(given) < MIN_MCP_TOKEN_CHARS:
+            raise ValueError(f"SIDECAR_MCP_TOKEN is {len(given)} character(s) long; use at least "
+                             f"{MIN_MCP_TOKEN_CHARS} (or unset it to get a generated one)")
         return given
     path = mcp_token_file()
     if path.exists():

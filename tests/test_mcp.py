@@ -25,6 +25,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from sidecar.app import VaultIndex
@@ -288,10 +289,38 @@ async def check_errors(session: ClientSession) -> None:
     assert error["code"] == "not_found" and error["suggestions"] == ["Alpha"] and "Did you mean 'Alpha'" in error["message"]
     heading = await session.call_tool("read_note", {"title": "Alpha", "heading": "Rollback"})
     assert error_of(heading)["headings"] == ["Alpha", "Alpha > Deployment", "Alpha > Risks"]
-    bad = await session.call_tool("search", {"query": "x", "limit": 51})
-    assert bad.is_error and "limit" in bad.content[0].text  # type: ignore[union-attr]
     both = await session.call_tool("read_note", {})
-    assert error_of(both)["code"] == "invalid_params"
+    assert error_of(both) == {"code": "invalid_params", "field": "path",
+                              "message": "path: give exactly one of `path` or `title`"}
+    for args, expected in ARGUMENT_ERRORS:
+        result = await session.call_tool("search", args)
+        assert "pydantic" not in dump(result) and "validation error" not in dump(result), args
+        assert error_of(result) == {"code": "invalid_params", **expected}, args
+    with pytest.raises(MCPError) as unknown:
+        await session.call_tool("delete_everything", {})
+    assert unknown.value.error.code == -32602 and "unknown tool 'delete_everything'" in unknown.value.error.message
+
+
+SEARCH_ARGS = ["query", "limit", "mode", "folder", "tag", "type", "status", "modified_since", "max_tokens", "explain",
+               "cursor"]
+ARGUMENT_ERRORS: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    ({"query": "x", "limit": 51}, {"field": "limit", "message": "limit: must be an integer from 1 to 50",
+                                   "minimum": 1, "maximum": 50, "type": "integer"}),
+    ({"query": "x", "limit": "many"}, {"field": "limit", "message": "limit: must be an integer from 1 to 50",
+                                       "minimum": 1, "maximum": 50, "type": "integer"}),
+    ({"query": "x", "mode": "fuzzy"}, {"field": "mode", "message": "mode: must be one of hybrid, lexical, semantic",
+                                       "allowed": ["hybrid", "lexical", "semantic"], "type": "string"}),
+    ({"query": ""}, {"field": "query", "message": "query: must be text of 1 to 4000 characters", "min_length": 1,
+                     "max_length": 4000, "type": "string"}),
+    ({}, {"field": "query", "message": "query: required"}),
+    ({"query": "x", "bogus": 1}, {"field": "bogus", "allowed": SEARCH_ARGS,
+                                  "message": f"bogus: unknown argument; this tool takes {', '.join(SEARCH_ARGS)}"}),
+    ({"query": "x", "cursor": "not-a-cursor"}, {"field": "cursor", "message": (
+        "cursor: not a cursor this server gave out; pass next_cursor from the previous answer unchanged, or leave "
+        "it out for the first page")}),
+    ({"query": "x", "modified_since": "last tuesday"}, {"field": "modified_since", "message": (
+        "modified_since: 'last tuesday' is not an ISO date (2024-05-01) or a span like 7d")}),
+]
 
 
 # ---- (a) HTTP in-process, official client ----------------------------------------------------
@@ -506,6 +535,36 @@ async def test_structured_errors_for_missing_health_and_bad_dates(vault: Vault) 
     assert structured(result)["results"][0]["path"] == "Projects/Alpha.md"
     result = await server.call_tool("search", {"query": "alpha", "modified_since": "2999-01-01"})
     assert isinstance(result, CallToolResult) and structured(result)["results"] == []
+
+
+async def test_a_cursor_from_another_question_is_refused(vault: Vault) -> None:
+    server = build_mcp(vault.core)
+    first = await server.call_tool("list_notes", {"limit": 1})
+    assert isinstance(first, CallToolResult)
+    cursor = structured(first)["next_cursor"]
+    other = await server.call_tool("list_notes", {"limit": 1, "folder": "Daily", "cursor": cursor})
+    assert isinstance(other, CallToolResult) and error_of(other)["field"] == "cursor"
+    assert "belongs to a different question" in error_of(other)["message"]
+
+
+def test_mcp_config_writes_absolute_paths(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sidecar.mcp_config import client_config
+
+    monkeypatch.chdir(vault.index_dir.parent)
+    config = client_config(Settings(vault=vault.root, index_dir=Path("index")), 8765, "t" * 32)
+    command = config["stdio"]["command"]
+    assert command[command.index("--index") + 1] == str(vault.index_dir.resolve())
+    assert all(Path(command[command.index(flag) + 1]).is_absolute() for flag in ("--vault", "--index"))
+
+
+def test_a_short_mcp_token_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sidecar.tokens import mcp_token
+
+    monkeypatch.setenv("SIDECAR_MCP_TOKEN", "x")
+    with pytest.raises(ValueError, match="1 character"):
+        mcp_token()
+    monkeypatch.setenv("SIDECAR_MCP_TOKEN", "x" * 16)
+    assert mcp_token() == "x" * 16
 
 
 def test_overview_recognises_date_conventions() -> None:
