@@ -181,6 +181,13 @@ def _header_value_ok(value: str) -> bool:
     return len(value) >= 8 and _entropy(value) >= 2.5 and not _is_placeholder(value) and not _wordlike(value)
 
 
+def _prose_password_ok(value: str) -> bool:
+    """A told password mixes letters with digits or symbols; "the password is required" does not."""
+    value = value.rstrip(".,;:!?)")
+    mixed = any(c.isdigit() for c in value) + any(c.isalpha() for c in value) + any(not c.isalnum() for c in value)
+    return mixed >= 2 and not _is_placeholder(value) and not _wordlike(value) and not _PATH_OR_URL.match(value)
+
+
 def _curl_user(m: re.Match[str]) -> Span | None:
     user, password = m.group("u"), m.group("s")
     if user.isdigit() and password.isdigit():
@@ -434,6 +441,103 @@ _RULES: tuple[_Rule, ...] = (
     # Shopify: "shpat_" (admin), "shpca_" (custom app), "shppa_" (private app),
     # "shpss_" (shared secret) + 32 hex.
     _token("shopify", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    # Discord bot token: base64 of the bot's numeric id (starts M, N or O) "." 6 "." 27-38 base64url.
+    _Rule("discord", _P_TOKEN, re.compile(r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}"
+                                          r"\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"), _when(_token_ok)),
+    # Mailgun private API key: "key-" + 32 hex.
+    _token("mailgun", "key-", r"[0-9a-f]{32}"),
+    # Azure shared access signature: the "sig=" parameter of a SAS URL or connection string.
+    _Rule("azure_sas", _P_TOKEN, re.compile(r"(?<=[?&;])sig=(?P<s>[A-Za-z0-9%+/]{30,120}+(?:=|%3[Dd]){0,2})"),
+          _when(_token_ok), ("sig=",)),
+    # age secret key: "AGE-SECRET-KEY-1" + 58 bech32 characters.
+    _Rule("age", _P_TOKEN, re.compile(r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}(?![A-Za-z0-9])"), _secret_span),
+    # Atlassian API token: "ATATT3" + ~186 base64url (with a checksum tail).
+    _token("atlassian", "ATATT3", r"[A-Za-z0-9_=-]{150,250}+"),
+    # Grafana: cloud "glc_" + base64; service account "glsa_" + 32 + "_" + 8 hex.
+    _token("grafana", "glc_", r"[A-Za-z0-9+/]{32,400}+={0,2}"),
+    _token("grafana", "glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
+    # Databricks personal access token: "dapi" + 32 hex (an optional "-N" suffix).
+    _token("databricks", "dapi", r"[a-f0-9]{32}(?:-\d)?"),
+    # Docker Hub personal access token: "dckr_pat_" + 27 base64url.
+    _token("docker", "dckr_pat_", r"[A-Za-z0-9_-]{27,}+"),
+    # PlanetScale: "pscale_tkn_" (service token), "pscale_pw_" (password), "pscale_oauth_".
+    _token("planetscale", "pscale_", r"(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64}+"),
+    # HashiCorp Vault: "hvs." (service) and "hvb." (batch) tokens; Terraform Cloud ".atlasv1.".
+    _token("hashicorp_vault", "hv", r"[sb]\.[A-Za-z0-9_-]{24,}+"),
+    _Rule("terraform_cloud", _P_TOKEN, re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}+"),
+          _when(_token_ok), (".atlasv1.",)),
+    # Square: access "sq0atp-" + 22, OAuth secret "sq0csp-" + 43; "EAAA" sandbox/production tokens.
+    _token("square", "sq0", r"(?:atp-[A-Za-z0-9_-]{22}|csp-[A-Za-z0-9_-]{43})"),
+    # Flutterwave secret key: "FLWSECK-" or "FLWSECK_TEST-" + 32 hex + "-X".
+    _token("flutterwave", "FLWSECK", r"(?:_TEST)?-[a-h0-9]{32}-X"),
+    # JFrog Artifactory: API key "AKCp" + 69, reference token "cmVmdGtu" + 56.
+    _token("artifactory", "AKCp", r"[A-Za-z0-9]{69}"),
+    _token("artifactory", "cmVmdGtu", r"[A-Za-z0-9]{56}"),
+    # Postman API key: "PMAK-" + 24 hex + "-" + 34 hex.
+    _token("postman", "PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
+    # Shippo: "shippo_live_" / "shippo_test_" + 40 hex.
+    _token("shippo", "shippo_", r"(?:live|test)_[a-f0-9]{40}"),
+    # Doppler: "dp.pt." (personal), "dp.st." (service), "dp.sa.", "dp.ct." + 40+ alphanumerics.
+    _token("doppler", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}+"),
+    # Dynatrace API token: "dt0c01." + 24 + "." + 64.
+    _token("dynatrace", "dt0c01.", r"[A-Z0-9]{24}\.[A-Z0-9]{64}"),
+    # EasyPost: "EZAK" (production) / "EZTK" (test) + 54 alphanumerics.
+    _token("easypost", "EZ", r"[AT]K[A-Za-z0-9]{54}"),
+    # Sentry: org auth token "sntrys_" + base64 JSON; user token "sntryu_" + 64 hex.
+    _token("sentry", "sntry", r"(?:s_eyJ[A-Za-z0-9+/=_-]{60,}+|u_[a-f0-9]{64})"),
+    # RubyGems API key: "rubygems_" + 48 hex. NuGet: "oy2" + 43 lowercase alphanumerics.
+    _token("rubygems", "rubygems_", r"[a-f0-9]{48}"),
+    _token("nuget", "oy2", r"[a-z0-9]{43}"),
+    # Dropbox short-lived access token: "sl." + 130+ base64url.
+    _token("dropbox", "sl.", r"[A-Za-z0-9_=-]{130,}+"),
+    # Google OAuth: access token "ya29." + base64url; client secret "GOCSPX-" + 28; refresh "1//0".
+    _token("google_oauth", "ya29.", r"[A-Za-z0-9_-]{30,}+"),
+    _token("google_oauth", "GOCSPX-", r"[A-Za-z0-9_-]{28}"),
+    _token("google_oauth", "1//0", r"[A-Za-z0-9_-]{40,}+"),
+    # Brevo (Sendinblue): "xkeysib-" + 64 hex + "-" + 16; SMTP "xsmtpsib-".
+    _token("brevo", "x", r"(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    # Mailchimp API key: 32 hex + "-us" + data-center number.
+    _Rule("mailchimp", _P_TOKEN, re.compile(r"-us(?<=(?<![0-9a-f])[0-9a-f]{32}-us)(?P<s>[0-9]{1,2})(?![0-9A-Za-z])"),
+          lambda m: (m.start() - 32, m.end()) if _token_ok(m.string[m.start() - 32 : m.start()]) else None),
+    # Heroku: "HRKU-" + 60 base64url (the current format).
+    _token("heroku", "HRKU-", r"[A-Za-z0-9_-]{60}"),
+    # New Relic: user key "NRAK-" + 27, insights insert "NRII-", browser "NRJS-" + 19 hex.
+    _token("newrelic", "NR", r"(?:AK-[A-Z0-9]{27}|II-[A-Za-z0-9_-]{32}|JS-[a-f0-9]{19})"),
+    # Pulumi access token: "pul-" + 40 hex. Supabase: "sbp_" + 40 hex. Netlify: "nfp_" + 36.
+    _token("pulumi", "pul-", r"[a-f0-9]{40}"),
+    _token("supabase", "sbp_", r"[a-f0-9]{40}"),
+    _token("netlify", "nfp_", r"[A-Za-z0-9]{36}"),
+    # Tailscale: "tskey-auth-", "tskey-api-", "tskey-client-" + id + "-" + secret.
+    _token("tailscale", "tskey-", r"(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}+-[A-Za-z0-9]{20,}+"),
+    # Groq "gsk_" + 52; Replicate "r8_" + 37; Perplexity "pplx-" + 48.
+    _token("groq", "gsk_", r"[A-Za-z0-9]{52}"),
+    _token("replicate", "r8_", r"[A-Za-z0-9]{37}"),
+    _token("perplexity", "pplx-", r"[A-Za-z0-9]{48}"),
+    # Figma personal access token: "figd_" + 40+ base64url. Contentful: "CFPAT-" + 43.
+    _token("figma", "figd_", r"[A-Za-z0-9_-]{40,}+"),
+    _token("contentful", "CFPAT-", r"[A-Za-z0-9_-]{43}"),
+    # Prefect "pnu_" + 36; ReadMe "rdme_" + 70; Clojars "CLOJARS_" + 60; Typeform "tfp_" + 59.
+    _token("prefect", "pnu_", r"[A-Za-z0-9]{36}"),
+    _token("readme", "rdme_", r"[a-z0-9]{70}"),
+    _token("clojars", "CLOJARS_", r"[a-z0-9]{60}"),
+    _token("typeform", "tfp_", r"[A-Za-z0-9_.=-]{59}"),
+    # Duffel "duffel_live_"/"duffel_test_" + 43; 1Password service account "ops_eyJ" + base64 JSON.
+    _token("duffel", "duffel_", r"(?:live|test)_[A-Za-z0-9_=-]{43}"),
+    _token("onepassword", "ops_eyJ", r"[A-Za-z0-9+/]{200,}+={0,3}"),
+    # OpenShift user token: "sha256~" + 43 base64url. Harness PAT: "pat." + three dotted parts.
+    _token("openshift", "sha256~", r"[A-Za-z0-9_-]{43}"),
+    _token("harness", "pat.", r"[A-Za-z0-9_-]{22}\.[a-f0-9]{24}\.[A-Za-z0-9]{20}"),
+    # Cloudflare Origin CA key: "v1.0-" + 24 hex + "-" + 146 hex.
+    _token("cloudflare", "v1.0-", r"[a-f0-9]{24}-[a-f0-9]{146}"),
+    # Azure AD (Entra) client secret: 3 chars, a digit, "Q~", 31-34 more.
+    _Rule("azure_ad_secret", _P_TOKEN,
+          re.compile(r"Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
+          lambda m: (m.start() - 4, m.end()) if _token_ok(m.string[m.start() - 4 : m.end()]) else None),
+    # A password told in prose: "the wifi password is Otter-wsnE37-93", "passcode: 4471-aa".
+    _Rule("password", _P_GENERIC + 1,
+          re.compile(r"(?i)(?<![\w-])(?:password|passphrase|passcode|pin|pwd)[ \t]+(?:is|was|=|:)[ \t]+"
+                     r"[\"'`]?(?P<s>[^\s\"'`]{6,64}+)"),
+          _when(_prose_password_ok), ("pass", "pin", "pwd")),
     # Telegram bot token: numeric bot id (8-10 digits) ":" 35 base64url. Anchored on the
     # colon so the engine can skip ahead; _telegram reads the id backwards.
     _Rule("telegram_bot", _P_TOKEN, re.compile(r":(?<=[0-9]:)[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), _telegram),

@@ -20,6 +20,7 @@ from typing import BinaryIO
 import pathspec
 
 from sidecar.config import Settings
+from sidecar.redact import redact
 
 INDEXIGNORE = ".indexignore"
 NOTE_SUFFIX = ".md"
@@ -69,6 +70,7 @@ class Vault:
             raise FileNotFoundError(f"vault folder not found: {root}")
         self.max_file_bytes = max_file_bytes
         self.allow_hardlinks = allow_hardlinks
+        self._path_secrets: dict[str, str | None] = {}
         self.extra_excludes = extra_excludes
         self.reload_rules()
 
@@ -109,6 +111,9 @@ class Vault:
         for rel, st in self.walk():
             if self.exclusion_reason(rel):
                 continue
+            if (shown := self._path_with_secret(rel)) is not None:  # never stored or served under that name
+                skipped.append(Skip(shown, "the file or folder name contains a credential: rename it to index it"))
+                continue
             if not rel.lower().endswith(NOTE_SUFFIX):
                 attachments.append(rel)
             elif (refusal := self.file_refusal(st)) is not None:
@@ -116,6 +121,19 @@ class Vault:
             else:
                 notes.append(VaultFile(rel, st.st_size, st.st_mtime_ns))
         return ScanResult(notes, attachments, skipped)
+
+    def _path_with_secret(self, rel: str) -> str | None:
+        """The path redacted when a name in it holds a credential (a pasted token as a file name),
+        else None. Remembered per path: a scan asks for every file, and names rarely change."""
+        if rel not in self._path_secrets:
+            if len(self._path_secrets) > 500_000:
+                self._path_secrets.clear()
+            redacted = redact(rel.replace("/", "\n")) if _may_hold_secret(rel) else None
+            if redacted is None or not redacted.findings:
+                self._path_secrets[rel] = None
+                return None
+            self._path_secrets[rel] = redacted.text.replace("\n", "/")
+        return self._path_secrets[rel]
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """Files below the root, sorted; hidden folders are pruned, symlinks must stay inside the vault.
@@ -202,7 +220,7 @@ class Vault:
         if not parts or any(p == ".." or p != p.strip() or p.endswith(".") for p in parts):
             return None
         rel = "/".join(parts)
-        if self.exclusion_reason(rel):
+        if self.exclusion_reason(rel) or self._path_with_secret(rel) is not None:
             return None
         full = self.disk_path(rel)
         try:
@@ -255,6 +273,17 @@ class Vault:
         except (OSError, RuntimeError):
             return False
         return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino) and self._servable_real(real)
+
+
+# Every credential the rules know is a long run without spaces that has a digit, or is named.
+_TOKENISH = re.compile(r"(?=[^\s/]{0,200}?\d)[^\s/]{16,}")
+_NAMED = ("pass", "secret", "token", "key", "sig=", "pin", "pwd", "auth", "://")
+
+
+def _may_hold_secret(rel: str) -> bool:
+    """A cheap test before the redaction rules: most file names cannot hold a credential."""
+    lowered = rel.lower()
+    return _TOKENISH.search(rel) is not None or any(word in lowered for word in _NAMED)
 
 
 class NotRegularFile(OSError):

@@ -182,3 +182,19 @@ def test_the_hardlink_setting_comes_from_the_environment(monkeypatch: pytest.Mon
     monkeypatch.setenv("SIDECAR_ALLOW_HARDLINKS", "1")
     assert from_env(tmp_path).allow_hardlinks is True
     assert Vault.for_settings(from_env(tmp_path)).allow_hardlinks is True
+
+
+def test_a_credential_in_a_file_or_folder_name_is_never_stored_or_served(tmp_path: Path) -> None:
+    """Secrets in file and folder names were stored and served as the note's path."""
+    root = tmp_path / "vault"
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tV9wX1yZ2c4D"
+    (root / f"keys {token}").mkdir(parents=True)
+    (root / f"keys {token}" / "n.md").write_text("# N\n")
+    (root / f"{token}.md").write_text("# T\n")
+    (root / f"{token}.png").write_bytes(b"\x89PNG")
+    (root / "plain.md").write_text("# P\n")
+    vault = Vault(root)
+    scan = vault.scan()
+    assert [f.path for f in scan.notes] == ["plain.md"] and scan.attachments == []
+    assert len(scan.skipped) == 3 and all(token not in s.path and "[REDACTED:github]" in s.path for s in scan.skipped)
+    assert vault.confine(f"{token}.md") is None
