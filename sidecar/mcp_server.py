@@ -27,14 +27,24 @@ import json
 import logging
 import re
 import socket
+import urllib.parse
 from collections.abc import Callable, Generator, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    Resource,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, Field, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -575,6 +585,75 @@ class VaultMCP(MCPServer[Any]):
             return error_result(problem)
         return await super().call_tool(name, arguments, context)
 
+    async def _handle_list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
+        """Every note as a resource, a page at a time (the SDK's own list has no cursor)."""
+        assert self.notes is not None
+        return await self.notes.list_page(params.cursor if params else None)
+
+    notes: NoteResources | None = None
+
+
+class NoteResources:
+    """Notes as MCP resources (`vault:///Projects/Alpha.md`): listable with a cursor, read whole and
+    redacted. No subscriptions: the HTTP endpoint is stateless, so there is no stream to notify on;
+    a client rereads (the index is live, the text is read from disk each time)."""
+
+    PAGE = 100
+
+    def __init__(self, tools: VaultTools) -> None:
+        self.tools = tools
+
+    async def list_page(self, cursor: str | None) -> ListResourcesResult:
+        def work() -> ListResourcesResult:
+            where = paging.scope("resources")
+            try:
+                offset = paging.decode_cursor(cursor, where)
+            except InvalidParams as exc:
+                raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
+            listed = self.tools.core.list_notes(limit=self.PAGE, offset=offset)
+            resources = [Resource(uri=note_uri(n["path"]), name=n["path"], title=n["title"], mime_type=MARKDOWN)
+                         for n in listed["notes"]]
+            return ListResourcesResult(resources=resources,
+                                       next_cursor=paging.next_cursor(offset, len(resources), listed["total"], where))
+
+        return await self.tools.gate.answer(work)
+
+    async def read(self, path: str) -> str:
+        def work() -> str:
+            self.tools.require_index()
+            return clean(str(self.tools.core.read_note(self.tools.resolve(path, None))["text"]))
+
+        try:
+            return await self.tools.gate.answer(work)
+        except SidecarError as exc:
+            raise ResourceNotFoundError(exc.message) from None
+
+
+MARKDOWN = "text/markdown"
+NOTE_URI = "vault:///{+path}"
+
+
+def note_uri(path: str) -> str:
+    return "vault:///" + urllib.parse.quote(path, safe="/")
+
+
+def answer_from_vault(question: str) -> str:
+    """Answer a question from the vault, citing path and lines, saying so when the vault does not answer."""
+    return (f"Answer this from my Obsidian vault: {question[:4000]}\n\nCall get_context (or search, then "
+            "read_note) first. Cite every claim as (path, lines a-b). If the band is low or none, say the vault "
+            "does not answer it instead of guessing.")
+
+
+def suggest_links(note: str) -> str:
+    """Links this note should have and does not: from related notes and its current links."""
+    return (f"Suggest links for my note {note[:1024]!r}.\n\nCall related_notes and note_links, then propose the "
+            "notes it should link to and does not yet: one line each, with the reason and the exact [[wikilink]].")
+
+
+def add_prompts(server: MCPServer[Any]) -> None:
+    server.prompt(title="Answer from my vault, with citations")(answer_from_vault)
+    server.prompt(title="What to link from this note")(suggest_links)
+
 
 def argument_problem(schema: Mapping[str, Any], arguments: Mapping[str, Any],
                      validate: Callable[[dict[str, Any]], Any]) -> InvalidParams | None:
@@ -619,8 +698,11 @@ def bounds(rule: Mapping[str, Any]) -> dict[str, object]:
 
 def build_mcp(core: VaultIndex, gate: ReadGate | None = None) -> MCPServer[Any]:
     server = VaultMCP(SERVER_NAME, title="Vault Sidecar", version=__version__, instructions=INSTRUCTIONS,
-                      log_level="WARNING")
+                      log_level="WARNING", subscriptions=False)
     tools = VaultTools(core, gate)
+    server.notes = NoteResources(tools)
+    server.resource(NOTE_URI, name="note", title="A note of the vault", mime_type=MARKDOWN)(server.notes.read)
+    add_prompts(server)
     for name, title, description in TOOLS:
         server.add_tool(getattr(tools, name), name=name, title=title, description=description,
                         annotations=READ_ONLY, structured_output=True)

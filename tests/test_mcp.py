@@ -189,6 +189,28 @@ async def check_tool_list(session: ClientSession) -> None:
     assert "band" in tools["search"].output_schema["properties"]
 
 
+async def check_resources_and_prompts(session: ClientSession) -> None:
+    listed = await session.list_resources()
+    assert {r.name for r in listed.resources} == {p for p in NOTES if not p.startswith("Private/")}
+    assert listed.next_cursor is None
+    templates = (await session.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["vault:///{+path}"]
+    alpha = await session.read_resource("vault:///Projects/Alpha.md")
+    text = alpha.contents[0].text  # type: ignore[union-attr]
+    assert text.startswith("---\ntype: project") and "[REDACTED:github]" in text and SECRET not in text
+    home = await session.read_resource("vault:///Home%20MOC.md")
+    assert "[[Sourdough]]" in home.contents[0].text  # type: ignore[union-attr]
+    for uri in ("vault:///.obsidian/app.json", "vault:///Private/Hidden%20Plan.md", "vault:///Escape.md",
+                "vault:///Nope.md"):
+        with pytest.raises(MCPError) as refused:
+            await session.read_resource(uri)
+        assert refused.value.error.message.startswith("no such note: "), uri
+    prompts = {p.name: p for p in (await session.list_prompts()).prompts}
+    assert set(prompts) == {"answer_from_vault", "suggest_links"}
+    prompt = await session.get_prompt("answer_from_vault", {"question": "how does alpha deploy"})
+    assert "how does alpha deploy" in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+
 async def exercise_all_tools(session: ClientSession) -> list[CallToolResult]:
     """Call every tool and check its structured answer; returns every result for leak checks."""
     results: list[CallToolResult] = []
@@ -332,6 +354,10 @@ async def test_http_official_client_lists_and_calls_every_tool(vault: Vault) -> 
             init = await session.initialize()
             assert init.server_info.name == "vault-sidecar"
             assert init.instructions and "vault_overview" in init.instructions
+            caps = init.capabilities  # announced only what is served; no subscriptions on a stateless endpoint
+            assert caps.resources is not None and not caps.resources.subscribe and not caps.resources.list_changed
+            assert caps.prompts is not None and not caps.prompts.list_changed
+            await check_resources_and_prompts(session)
             await check_tool_list(session)
             results = await exercise_all_tools(session)
             await check_errors(session)
@@ -668,5 +694,8 @@ async def test_mcp_inspector_cli_lists_and_calls_tools(vault: Vault) -> None:
         code, out = await inspector(npx, ready.url, *auth, "--method", "tools/call", "--tool-name", "read_note",
                                     "--tool-arg", "path=../x")
         assert code != 0 and '"isError": true' in out and "not_found" in out
+        for method, key in (("resources/list", "resources"), ("prompts/list", "prompts")):
+            code, out = await inspector(npx, ready.url, *auth, "--method", method)
+            assert code == 0 and json.loads(out)[key], (method, out)
         code, out = await inspector(npx, ready.url, "--method", "tools/list")  # no token
         assert code != 0 and "search" not in out
