@@ -41,7 +41,9 @@ def test_a_run_stopped_after_the_notes_resolves_links_on_the_next_run(tmp_path: 
                 cancel.set()
 
         assert core.index(progress=stop_after_notes, cancel=cancel).cancelled
-        assert all(target is None for _raw, target in links(core))
+        # The batch's own links are committed resolved with it now; the last pass is still owed.
+        assert core.store.get_meta("links_pending") == "1" and core.status()["complete"] is False
+        core.store.conn.execute("UPDATE links SET target_path = NULL, target_id = NULL")  # as an older run left them
         core.index()
         assert links(core) == sorted((f"n{(i + 1) % 5}", f"n{(i + 1) % 5}.md") for i in range(5))
     finally:
