@@ -26,6 +26,7 @@ SUITES = {  # name -> (script, what its figures mean in one line)
     "hostile": ("hostile.py", "hostile notes"),
     "secrets": ("secrets_leak.py", "redaction, leaks, rule change"),
     "load": ("load.py", "8 clients during full reindexes"),
+    "round2": ("round2.py", "the second round's findings (issue 14)"),
 }
 HEADLINES = {
     "paths": ("inputs", "requests", "leaks", "answers_differing_present_vs_absent", "race_reads"),
@@ -36,6 +37,8 @@ HEADLINES = {
     "secrets": ("secrets_planted", "min_kind_pct", "fp_per_10k_lines", "secret_bytes_in_answers",
                 "secret_bytes_in_index_files", "rule_change_left_after"),
     "load": ("calls", "busy", "errors", "rss_first_third_mb", "rss_last_third_mb"),
+    "round2": ("cases", "heading_index_ratio", "leaks_in_index", "leaks_served", "wrong_types_invalid_params",
+               "rpc_trickling_left_open", "mcp_trickling_left_open", "links_resolved_after_stopped_rebuild"),
 }
 
 
