@@ -211,6 +211,33 @@ class Vault:
         None covers "outside the vault", "excluded" and "does not exist" alike, so a caller
         cannot probe what lies outside.
         """
+        rel = self._relative(user_path)
+        if rel is None:
+            return None
+        full = self.disk_path(rel)
+        try:
+            real = full.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None
+        if not real.is_file() or not self._servable_real(real) or self.file_refusal(real.stat()) is not None:
+            return None  # outside, a link into an excluded place, or a file the index refuses (hardlinks)
+        return rel
+
+    def confine_new(self, user_path: str) -> str | None:
+        """Map untrusted input to a servable vault-relative path where nothing exists yet (a note to
+        create or move to), or None. Every folder on the way must be a real folder, not a link."""
+        rel = self._relative(user_path)
+        if rel is None or os.path.lexists(self.root / rel):
+            return None
+        folder = self.root
+        for part in rel.split("/")[:-1]:
+            folder = folder / part
+            if os.path.islink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+                return None
+        return rel
+
+    def _relative(self, user_path: str) -> str | None:
+        """The path rules of confine(): relative, no `..`, no odd spellings, not hidden or excluded."""
         if not user_path or "\x00" in user_path or "\\" in user_path or len(user_path) > 1024:
             return None
         candidate = nfc(user_path)
@@ -222,13 +249,6 @@ class Vault:
         rel = "/".join(parts)
         if self.exclusion_reason(rel) or self._path_with_secret(rel) is not None:
             return None
-        full = self.disk_path(rel)
-        try:
-            real = full.resolve(strict=True)
-        except (OSError, RuntimeError):
-            return None
-        if not real.is_file() or not self._servable_real(real) or self.file_refusal(real.stat()) is not None:
-            return None  # outside, a link into an excluded place, or a file the index refuses (hardlinks)
         return rel
 
     # ---- reading ------------------------------------------------------------------------
