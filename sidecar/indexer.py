@@ -123,6 +123,7 @@ class Indexer:
         self.vault = Vault.for_settings(settings)
         self.lock = threading.Lock()
         self._rebuild = False
+        self._resolved: dict[int, int] = {}  # note id -> paths_version its links were resolved at, this run
 
     # ---- entry points -------------------------------------------------------------------
     def run(self, full: bool = False, progress: ProgressFn | None = None,
@@ -140,6 +141,7 @@ class Indexer:
         # A run that died between writing notes and resolving links left this mark: resolve them all.
         crashed_before_links = self.store.get_meta(LINKS_PENDING) is not None
         self._rebuild = full  # rewrite every note in place: readers see the old or the new copy, never a gap
+        self._resolved = {}
         self._check_model()
         renamed_or_deleted = self._apply_notes(scan, report, progress, cancel) or crashed_before_links
         finished = not cancel.is_set()
@@ -218,7 +220,9 @@ class Indexer:
             self._drop_now_skipped(report, states)
             # Committed with the notes they belong to: a run killed after this batch leaves its links
             # resolved (a full rebuild used to leave every rewritten note's links unresolved till the end).
-            self.store.resolve_links(self._note_ids([item.file.path for item in prepared]))
+            written = self._note_ids([item.file.path for item in prepared])
+            self.store.resolve_links(written)
+            self._resolved.update(dict.fromkeys(written, self.store.paths_version))
             tx.changed = len(report.changed_paths) + len(report.skipped) != changes_before
         return pending
 
@@ -276,7 +280,9 @@ class Indexer:
             self.store.replace_skipped([*scan.skipped, *report.skipped])
             report.skipped = [*scan.skipped, *report.skipped]
             if structural or report.full or attachments_changed:
-                self.store.resolve_links()
+                # Notes whose links a batch resolved against today's paths need not be resolved again.
+                version = self.store.paths_version
+                self.store.resolve_links(skip_sources=frozenset(i for i, v in self._resolved.items() if v == version))
             else:
                 self.store.resolve_links(self._note_ids(report.changed_paths))
             self.store.set_meta("last_indexed_at", str(time.time()))

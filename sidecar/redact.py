@@ -533,9 +533,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("azure_ad_secret", _P_TOKEN,
           re.compile(r"Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
           lambda m: (m.start() - 4, m.end()) if _token_ok(m.string[m.start() - 4 : m.end()]) else None),
-    # A password told in prose: "the wifi password is Otter-wsnE37-93", "passcode: 4471-aa".
+    # A password told in prose: "the wifi password is Otter-wsnE37-93" ("password = x" is generic_secret).
     _Rule("password", _P_GENERIC + 1,
-          re.compile(r"(?i)(?<![\w-])(?:password|passphrase|passcode|pin|pwd)[ \t]+(?:is|was|=|:)[ \t]+"
+          re.compile(r"(?i)(?<![\w-])(?:password|passphrase|passcode|pin|pwd)[ \t]+(?:is|was)[ \t]+"
                      r"[\"'`]?(?P<s>[^\s\"'`]{6,64}+)"),
           _when(_prose_password_ok), ("pass", "pin", "pwd")),
     # Telegram bot token: numeric bot id (8-10 digits) ":" 35 base64url. Anchored on the

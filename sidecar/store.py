@@ -49,6 +49,7 @@ class Store:
         self.backend = backend
         self.vectors = VectorTable(conn, backend)
         self._paths: tuple[dict[str, int], PathIndex] | None = None
+        self.paths_version = 0  # moves whenever the set of paths changes (links may resolve differently)
 
     # ---- transactions -------------------------------------------------------------------
     @contextlib.contextmanager
@@ -97,14 +98,14 @@ class Store:
             "UPDATE notes SET path = ?, path_lower = ?, name_lower = ?, size = ?, mtime_ns = ? WHERE id = ?",
             (new_path, new_path.lower(), _name_lower(new_path), file.size, file.mtime_ns, note_id),
         )
-        self._paths = None  # the set of paths changed: links resolve against the new one
+        self._paths_changed()
 
     def delete_note(self, note_id: int) -> None:
         chunk_ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
         self.vectors.delete(chunk_ids)
         self.conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))  # cascades; FTS via trigger
         self.conn.execute("UPDATE links SET target_id = NULL WHERE target_id = ?", (note_id,))
-        self._paths = None
+        self._paths_changed()
 
     def upsert_note(
         self, file: VaultFile, content_hash: str, note: ParsedNote, chunks: Sequence[Chunk],
@@ -129,7 +130,7 @@ class Store:
                 "INSERT INTO notes(path, path_lower, name_lower, title, frontmatter, aliases, headings, block_ids,"
                 " warnings, size, mtime_ns, content_hash, chars, lines, indexed_at)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values)
-            self._paths = None
+            self._paths_changed()
             return int(cur.lastrowid or 0)
         self.conn.execute(
             "UPDATE notes SET path=?, path_lower=?, name_lower=?, title=?, frontmatter=?, aliases=?, headings=?,"
@@ -212,10 +213,15 @@ class Store:
             return False
         self.conn.execute("DELETE FROM attachments")
         self.conn.executemany("INSERT INTO attachments(path, path_lower) VALUES (?, ?)", ((p, p.lower()) for p in wanted))
-        self._paths = None
+        self._paths_changed()
         return True
 
     # ---- links --------------------------------------------------------------------------
+    def _paths_changed(self) -> None:
+        """The set of paths changed: links resolve against the new one."""
+        self._paths = None
+        self.paths_version += 1
+
     def _path_index(self, fresh: bool) -> tuple[dict[str, int], PathIndex]:
         """Paths -> ids and the resolver over them; rebuilt when files were added, removed or renamed
         (every such write drops it, and `fresh` asks for a new one), reused while only note contents
@@ -226,20 +232,23 @@ class Store:
             self._paths = (notes, PathIndex([*notes, *attachments]))
         return self._paths
 
-    def resolve_links(self, only_sources: Iterable[int] | None = None) -> int:
-        """(Re)resolve stored links against the current set of files; returns links updated."""
+    def resolve_links(self, only_sources: Iterable[int] | None = None, skip_sources: frozenset[int] = frozenset()) -> int:
+        """(Re)resolve stored links against the current set of files; returns links updated. Links of
+        `skip_sources` are left as they are (resolved against this very set of paths already)."""
         ids = None if only_sources is None else list(only_sources)
         if ids == []:
             return 0  # nothing changed: no need to build the path index
         notes, index = self._path_index(fresh=ids is None)
-        sql = ("SELECT l.id, l.target_raw, l.kind, n.path FROM links l JOIN notes n ON n.id = l.source_id")
+        sql = ("SELECT l.id, l.target_raw, l.kind, n.path, n.id FROM links l JOIN notes n ON n.id = l.source_id")
         if ids is not None:
             sql += f" WHERE l.source_id IN ({','.join('?' * len(ids))})"
             rows = self.conn.execute(sql, ids).fetchall()
         else:
             rows = self.conn.execute(sql).fetchall()
         updates = []
-        for link_id, raw, kind, source in rows:
+        for link_id, raw, kind, source, source_id in rows:
+            if source_id in skip_sources:
+                continue
             res = index.resolve(raw, source, kind)
             updates.append((res.path, notes.get(res.path) if res.path else None, int(res.ambiguous), link_id))
         self.conn.executemany("UPDATE links SET target_path = ?, target_id = ?, ambiguous = ? WHERE id = ?", updates)
