@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidecar import __version__, notes_api
 from sidecar.config import Settings
@@ -31,6 +31,9 @@ from sidecar.search import Filters, Ranking, Searcher
 from sidecar.snapshot import Snapshot, SnapshotCache
 from sidecar.store import Store
 from sidecar.vectors import VectorTable
+
+if TYPE_CHECKING:
+    from sidecar.writes import NoteWriter
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +67,7 @@ class VaultIndex:
         self.ranking = Ranking()
         self.building = False
         self._built = False
+        self.writes: NoteWriter | None = _note_writer(self) if settings.allow_writes else None
 
     # ---- connections --------------------------------------------------------------------
     def reader(self) -> Any:
@@ -76,6 +80,8 @@ class VaultIndex:
         return conn
 
     def close(self) -> None:
+        if self.writes is not None:
+            self.writes.history.close()
         self.store.conn.close()
 
     def health(self, sections: list[str] | None = None) -> dict[str, Any]:
@@ -271,6 +277,15 @@ class VaultIndex:
         }
 
 
+def _note_writer(core: VaultIndex) -> NoteWriter:
+    from sidecar.history import History  # noqa: PLC0415  (writes are off by default)
+    from sidecar.writes import NoteWriter  # noqa: PLC0415
+
+    settings = core.settings
+    history = History(settings.index_dir / "history.sqlite3", settings.history_max_bytes, settings.history_days)
+    return NoteWriter(core, history)
+
+
 def index_size(db_path: Path) -> int:
     return sum(p.stat().st_size for p in (db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")) if p.exists())
 
@@ -290,6 +305,6 @@ def _refuse_index_inside_vault(settings: Settings) -> None:
     index_dir = settings.index_dir.resolve()
     if index_dir == settings.vault or settings.vault in index_dir.parents:
         raise ValueError(
-            f"the index folder {index_dir} is inside the vault; the sidecar never writes into the vault. "
+            f"the index folder {index_dir} is inside the vault; the index never goes into the vault. "
             "Choose an --index folder outside it."
         )

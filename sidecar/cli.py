@@ -78,7 +78,7 @@ def open_index(args: argparse.Namespace, **kwargs: Any) -> VaultIndex:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     return from_env(Path(args.vault), index_dir=args.index_dir, model=args.model,
-                    exclude=tuple(args.exclude) or None)
+                    exclude=tuple(args.exclude) or None, allow_writes=getattr(args, "allow_writes", None) or None)
 
 
 def emit(args: argparse.Namespace, payload: object, text: Callable[[], str]) -> None:
@@ -242,6 +242,7 @@ def _serve_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--rpc-port", type=int, default=0, help="JSON-RPC port on 127.0.0.1 (0: pick a free one)")
     cmd.add_argument("--mcp-port", type=int, default=0, help="MCP port on 127.0.0.1 (0: pick a free one)")
     cmd.add_argument("--no-mcp", action="store_true", help="serve JSON-RPC only")
+    _allow_writes_option(cmd)
     cmd.add_argument("--no-watch", action="store_true", help="no file watcher (the periodic reconcile still runs)")
     cmd.add_argument("--reconcile-seconds", type=float, metavar="S",
                      help="rescan the whole vault every S seconds, for events the OS dropped (default 60)")
@@ -438,7 +439,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     with _StdoutToStderr():  # stdout is the MCP wire: nothing printed while loading may reach it
         index = open_index(args)
-    run_stdio(index)  # read-only: tools over an empty index say how to build it
+    run_stdio(index)  # read-only unless --allow-writes: tools over an empty index say how to build it
     return 0
 
 
@@ -458,6 +459,11 @@ class _StdoutToStderr:
 
 def _mcp_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout (for agent configurations)")
+    _allow_writes_option(cmd)
+
+
+def _allow_writes_option(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--allow-writes", action="store_true", help=setting_help()["allow_writes"][0] + " (off: read-only)")
 
 
 def cmd_context(args: argparse.Namespace) -> int:

@@ -33,6 +33,9 @@ class Settings:
     sqlite_driver: str | None = field(default=None, metadata=_meta("force a SQLite driver: sqlean, sqlite3 or apsw (default: the first that loads sqlite-vec)", "SIDECAR_SQLITE_DRIVER"))
     embed_batch: int = field(default=512, metadata=_meta("chunks per embedding batch"))
     notes_per_transaction: int = field(default=200, metadata=_meta("notes written per transaction during a full index"))
+    allow_writes: bool = field(default=False, metadata=_meta("let MCP clients create, edit, move and delete notes (every write keeps the previous version in the history)"))
+    history_max_bytes: int = field(default=200_000_000, metadata=_meta("size budget of the edit history beside the index; the oldest versions go first"))
+    history_days: float = field(default=90.0, metadata=_meta("versions in the edit history are kept this many days"))
     allow_hardlinks: bool = field(default=False, metadata=_meta("index notes whose file has other names (hard links), which may lie outside the vault or in excluded folders: 1 to allow", "SIDECAR_ALLOW_HARDLINKS"))
 
     def __post_init__(self) -> None:

@@ -54,6 +54,18 @@ class ShuttingDown(SidecarError):
     kind = "shutting_down"
 
 
+class Conflict(SidecarError):
+    """A write whose content hash no longer matches the file: someone changed it meanwhile."""
+
+    code = -32014
+    kind = "conflict"
+
+
+class WritesDisabled(SidecarError):
+    code = -32015
+    kind = "writes_disabled"
+
+
 def busy_from(exc: BaseException) -> Busy | None:
     """SQLite's "database is locked" / SQLITE_BUSY (from any driver) as our retryable Busy, else None.
     SQLITE_PROTOCOL ("locking protocol") too: SQLite documents it as a WAL reader that lost the race

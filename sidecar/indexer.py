@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -130,6 +131,37 @@ class Indexer:
             cancel: threading.Event | None = None) -> IndexReport:
         with self.lock:
             return self._run(full, progress or (lambda _p: None), cancel or threading.Event())
+
+    def run_paths(self, paths: Sequence[str]) -> IndexReport:
+        """Index just these notes now, without a scan: a write made through the sidecar (writes.py) is
+        searchable when it answers, and the watcher's run that follows finds nothing left to do.
+        A path that no longer exists leaves the index; one that appeared with a vanished path's
+        content is that note, renamed (same id, so links and history follow it)."""
+        with self.lock:
+            report = IndexReport(full=False)
+            states = self.store.file_states()
+            files: list[VaultFile] = []
+            gone: dict[str, FileState] = {}
+            for path in dict.fromkeys(paths):
+                try:
+                    st = os.stat(self.vault.disk_path(path))
+                except FileNotFoundError:
+                    if path in states:
+                        gone[path] = states[path]
+                    continue
+                files.append(VaultFile(path, st.st_size, st.st_mtime_ns))
+            gone_by_hash = {state.content_hash: (path, state.note_id) for path, state in gone.items()}
+            self._rebuild, self._resolved = False, {}
+            self._embed(self._write_batch(files, states, gone_by_hash, report), report)  # resolves their links
+            self._delete_gone(gone, gone_by_hash, report)
+            with self.store.transaction() as tx:
+                if report.added or report.renamed or report.deleted:  # other notes' links may resolve anew
+                    version = self.store.paths_version
+                    self.store.resolve_links(skip_sources=frozenset(i for i, v in self._resolved.items()
+                                                                    if v == version))
+                self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
+                tx.changed = bool(report.added or report.renamed or report.deleted)
+            return report
 
     def _run(self, full: bool, progress: ProgressFn, cancel: threading.Event) -> IndexReport:
         started = time.perf_counter()

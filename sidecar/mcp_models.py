@@ -79,6 +79,43 @@ class NoteOut(BaseModel):
     remaining_chars: int  # characters after this page
     total_chars: int  # the whole note, section or line range
     truncated: bool
+    content_hash: str | None = None  # with writes on: what an edit of this note must name
+
+
+class EditOut(BaseModel):
+    edit: int  # its id in the history: undo_edit takes it
+    op: str
+    summary: str
+    client: str
+    paths: list[str]  # every file it changed
+    path: str | None = None  # where the note is now; absent after a delete
+    content_hash: str | None = None  # of the note now: the next edit names it
+
+
+class VersionInfo(BaseModel):
+    version: int
+    saved_at: str
+    bytes: int
+    edit: int
+    client: str
+    op: str
+
+
+class EditInfo(BaseModel):
+    edit: int
+    at: str
+    client: str
+    op: str
+    summary: str
+    paths: list[str]
+    undone_by: int | None = None
+
+
+class HistoryOut(Paged):
+    path: str | None = None
+    versions: list[VersionInfo] | None = None  # with a path: its saved versions, newest first
+    edits: list[EditInfo] | None = None  # without: every agent edit, newest first
+    total: int
 
 
 class ListedNote(BaseModel):

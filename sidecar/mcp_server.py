@@ -95,7 +95,7 @@ M = TypeVar("M", bound=BaseModel)
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = """\
-Read-only access to the user's Obsidian vault (Markdown notes), indexed locally.
+Access to the user's Obsidian vault (Markdown notes), indexed locally; read-only unless writes are on.
 - New to this vault? Call vault_overview first: folders, daily-note convention, hub notes, tags, fields.
 - To answer a question from the notes: get_context (one ready-to-paste block) or search (ranked hits),
   then read_note for the full text of a hit.
@@ -189,14 +189,18 @@ class VaultTools:
         self._overview: tuple[str, OverviewOut] | None = None
 
     async def run(self, work: Callable[[], M], text: Callable[[M], str] | None = None,
-                  needs_index: bool = True, report: bool = False) -> CallToolResult:
+                  needs_index: bool = True, report: bool = False, write: bool = False) -> CallToolResult:
+        """`report` runs in the reports' lane of the gate; `write` beside it (writes take the writer's lock)."""
         def guarded() -> M:
             if needs_index:
                 self.require_index()
             return work()
 
         try:
-            model = await (self.gate.report(guarded) if report else self.gate.answer(guarded))
+            if write:
+                model = await asyncio.to_thread(guarded)
+            else:
+                model = await (self.gate.report(guarded) if report else self.gate.answer(guarded))
         except SidecarError as exc:
             return error_result(exc)
         except Exception as exc:
@@ -277,9 +281,12 @@ class VaultTools:
                                     {"field": "heading"})
             note = self.read_section(self.resolve(path, title), heading)
             text, first = line_range(clean(str(note["text"])), int(note["start_line"]), start_line, end_line)
-            return note_page(note, text, first, offset, max_chars)
+            page = note_page(note, text, first, offset, max_chars)
+            if self.core.writes is not None:
+                page.content_hash = self.core.writes.hash_of(page.path)
+            return page
 
-        return await self.run(work, text=lambda out: out.text)
+        return await self.run(work, text=read_text)
 
     def read_section(self, path: str, heading: str | None) -> dict[str, Any]:
         try:
@@ -405,6 +412,11 @@ def related_out(result: Mapping[str, Any], explain: bool) -> RelatedOut:
                       results=results)
 
 
+def read_text(out: NoteOut) -> str:
+    """The page as the model reads it; with writes on, the hash an edit must name comes last."""
+    return out.text if out.content_hash is None else f"{out.text}\n…[content_hash={out.content_hash}]"
+
+
 def line_range(text: str, first_line: int, start: int | None, end: int | None) -> tuple[str, int]:
     """File lines start..end (inclusive) of a text that begins at file line first_line."""
     if start is None and end is None:
@@ -425,11 +437,12 @@ def note_page(note: Mapping[str, Any], text: str, first_line: int, offset: int, 
     """One page of the text read, the cut marked in the text itself with where to go on."""
     page = paging.page_text(text, offset, max_chars)
     start = first_line + text.count("\n", 0, offset)
-    end = start + page.text.rstrip("\n").count("\n")
+    shown = page.text.removesuffix("\n")  # a page that ends a line: its line break is not a line of its own
+    end = start + shown.count("\n")
     body = page.text
     if page.next_offset is not None:
         resume = end + 1 if page.text.endswith("\n") else end  # a cut inside a line resumes on that line
-        body = page.text.rstrip("\n") + TRUNCATION_MARK.format(rest=page.remaining, first=resume,
+        body = shown + TRUNCATION_MARK.format(rest=page.remaining, first=resume,
                                                                 last=first_line + text.count("\n"),
                                                                 next=page.next_offset)
     return NoteOut(path=note["path"], title=note["title"], heading=note["heading"], start_line=start, end_line=end,
@@ -592,6 +605,13 @@ class VaultMCP(MCPServer[Any]):
 
     notes: NoteResources | None = None
 
+    def slim_tool(self, name: str) -> None:
+        tool = self._tool_manager.get_tool(name)  # the SDK has no public way to publish a schema of our own
+        assert tool is not None
+        tool.parameters = {**slim_schema(tool.parameters), "additionalProperties": False}
+        output = slim_schema(tool.output_schema)
+        tool.__dict__["output_schema"] = outline_schema(output, output.get("$defs", {}))  # a cached_property
+
 
 class NoteResources:
     """Notes as MCP resources (`vault:///Projects/Alpha.md`): listable with a cursor, read whole and
@@ -697,25 +717,26 @@ def bounds(rule: Mapping[str, Any]) -> dict[str, object]:
 
 
 def build_mcp(core: VaultIndex, gate: ReadGate | None = None) -> MCPServer[Any]:
-    server = VaultMCP(SERVER_NAME, title="Vault Sidecar", version=__version__, instructions=INSTRUCTIONS,
+    from sidecar.mcp_writes import WRITE_INSTRUCTIONS  # noqa: PLC0415  (mcp_writes imports this module)
+
+    instructions = INSTRUCTIONS + (WRITE_INSTRUCTIONS if core.writes is not None else "")
+    server = VaultMCP(SERVER_NAME, title="Vault Sidecar", version=__version__, instructions=instructions,
                       log_level="WARNING", subscriptions=False)
     tools = VaultTools(core, gate)
     server.notes = NoteResources(tools)
     server.resource(NOTE_URI, name="note", title="A note of the vault", mime_type=MARKDOWN)(server.notes.read)
     add_prompts(server)
+    if core.writes is not None:
+        from sidecar.mcp_writes import add_write_tools  # noqa: PLC0415  (off by default)
+
+        add_write_tools(server, tools)
     for name, title, description in TOOLS:
         server.add_tool(getattr(tools, name), name=name, title=title, description=description,
                         annotations=READ_ONLY, structured_output=True)
-        slim_tool(server, name)
+        server.slim_tool(name)
     return server
 
 
-def slim_tool(server: MCPServer[Any], name: str) -> None:
-    tool = server._tool_manager.get_tool(name)  # the SDK has no public way to publish a schema of our own
-    assert tool is not None
-    tool.parameters = {**slim_schema(tool.parameters), "additionalProperties": False}
-    output = slim_schema(tool.output_schema)
-    tool.__dict__["output_schema"] = outline_schema(output, output.get("$defs", {}))  # a cached_property
 
 
 # ---- HTTP -----------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ introspection such as __required_keys__ is right.
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PROTOCOL_VERSION = "1.1.0"
+PROTOCOL_VERSION = "1.2.0"
 
 METHODS: tuple[str, ...] = (
     "status",
@@ -19,9 +19,11 @@ METHODS: tuple[str, ...] = (
     "reindex",
     "shutdown",
     "mcp.config",
+    "edits.list",
+    "edits.undo",
 )
 
-EVENTS: tuple[str, ...] = ("progress", "index_changed", "status")
+EVENTS: tuple[str, ...] = ("progress", "index_changed", "status", "agent_edit")
 
 ERROR_CODES: dict[str, int] = {
     "parse_error": -32700,
@@ -34,6 +36,8 @@ ERROR_CODES: dict[str, int] = {
     "busy": -32011,
     "vault": -32012,
     "shutting_down": -32013,
+    "conflict": -32014,
+    "writes_disabled": -32015,
 }
 
 # Each method's params as one JSON Schema (every $ref inlined, descriptions left out): the sidecar
@@ -47,6 +51,8 @@ PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {
     "reindex": {'type': 'object', 'properties': {'full': {'type': 'boolean'}}, 'required': [], 'additionalProperties': False},
     "shutdown": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
     "mcp.config": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
+    "edits.list": {'type': 'object', 'properties': {'limit': {'type': 'integer', 'minimum': 1, 'maximum': 200}, 'offset': {'type': 'integer', 'minimum': 0}}, 'required': [], 'additionalProperties': False},
+    "edits.undo": {'type': 'object', 'properties': {'edit': {'type': 'integer', 'minimum': 1}}, 'required': ['edit'], 'additionalProperties': False},
 }
 
 
@@ -461,6 +467,48 @@ class ErrorData(TypedDict):
     kind: str
 
 
+class EditRecord(TypedDict):
+    """One edit made by an agent (MCP client) through the sidecar."""
+
+    # Its id: edits.undo takes it.
+    edit: int
+
+    # Unix seconds.
+    at: float
+
+    # The MCP client that made it (its name, or its HTTP user agent).
+    client: str
+    op: Literal["create", "append", "replace_section", "update_properties", "move", "delete", "restore", "undo"]
+
+    # What it did, in words ("moved A.md to B/A.md").
+    summary: str
+
+    # Every file it changed (vault paths).
+    paths: list[str]
+
+    # The edit that undid it, if any.
+    undone_by: int | None
+
+
+class EditsResponse(TypedDict):
+    # False: the sidecar runs read-only (no --allow-writes); the list is then empty.
+    writes_enabled: bool
+
+    # Newest first.
+    edits: list[EditRecord]
+    total: int
+
+    # Pass as `offset` for the next page; null: no more.
+    next_offset: int | None
+
+
+class UndoResponse(TypedDict):
+    # The new edit that undid the given one (it can be undone in turn).
+    edit: int
+    summary: str
+    paths: list[str]
+
+
 class StatusParams(TypedDict):
     """Params of `status` (by name)."""
 
@@ -528,3 +576,14 @@ class ShutdownParams(TypedDict):
 
 class McpConfigParams(TypedDict):
     """Params of `mcp.config` (by name)."""
+
+
+class EditsListParams(TypedDict):
+    """Params of `edits.list` (by name)."""
+    limit: NotRequired[int]
+    offset: NotRequired[int]
+
+
+class EditsUndoParams(TypedDict):
+    """Params of `edits.undo` (by name)."""
+    edit: int

@@ -40,6 +40,8 @@ class Service(Protocol):
     def request_reindex(self, full: bool) -> bool: ...
     def request_shutdown(self) -> None: ...
     def mcp_config(self) -> dict[str, Any]: ...
+    def edits(self, limit: int, offset: int) -> dict[str, Any]: ...  # blocking
+    def undo(self, edit: int) -> dict[str, Any]: ...  # blocking
 
 
 def _wrap(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -95,8 +97,15 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
     async def mcp_config() -> Any:
         return service.mcp_config()
 
+    async def edits_list(limit: int = 50, offset: int = 0) -> Any:
+        return await asyncio.to_thread(service.edits, limit, offset)
+
+    async def edits_undo(edit: int) -> Any:
+        return await asyncio.to_thread(service.undo, edit)
+
     plain: dict[str, Callable[..., Awaitable[Any]]] = {"status": status, "search": search, "related": related, "health": health,
-             "note.links": note_links, "reindex": reindex, "shutdown": shutdown, "mcp.config": mcp_config}
+             "note.links": note_links, "reindex": reindex, "shutdown": shutdown, "mcp.config": mcp_config,
+             "edits.list": edits_list, "edits.undo": edits_undo}
     return {name: _wrap(name, fn) for name, fn in plain.items()}
 
 

@@ -25,7 +25,7 @@ from sidecar import __version__
 from sidecar.app import VaultIndex
 from sidecar.config import Settings
 from sidecar.connwatch import ConnectionWatch
-from sidecar.errors import InvalidParams, ShuttingDown
+from sidecar.errors import InvalidParams, ShuttingDown, WritesDisabled
 from sidecar.events import EventBus
 from sidecar.gate import ReadGate
 from sidecar.httpguard import Guard, GuardSlot
@@ -100,8 +100,22 @@ class SidecarService:
         return client_config(self.core.settings, self.mcp_port, self.mcp_token)
 
     # ---- the writer -------------------------------------------------------------------------
-    def on_files_changed(self, _paths: set[str]) -> None:
+    def on_files_changed(self, paths: set[str]) -> None:
+        writes = self.core.writes
+        if writes is not None and paths and writes.echoes_only(paths):
+            return  # our own edit, indexed before it answered (writes.py)
         self._wake.set()
+
+    def edits(self, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+        if self.core.writes is None:
+            return {"writes_enabled": False, "edits": [], "total": 0, "next_offset": None}
+        return {"writes_enabled": True, **self.core.writes.edits_page(limit, offset)}
+
+    def undo(self, edit: int) -> dict[str, Any]:
+        if self.core.writes is None:
+            raise WritesDisabled("writes are off: start the sidecar with --allow-writes")
+        done = self.core.writes.undo(edit, "Obsidian (undo)")
+        return {"edit": done["edit"], "summary": done["summary"], "paths": done["paths"]}
 
     def _on_progress(self, p: Progress) -> None:
         self.progress = {"phase": p.phase, "done": p.done, "total": p.total}
@@ -177,6 +191,8 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
             loop.add_signal_handler(sig, stopping.set)
     core = await asyncio.to_thread(VaultIndex, settings)
     service = SidecarService(core, EventBus(loop), options, stopping)
+    if core.writes is not None:
+        core.writes.on_edit = lambda edit: service.bus.publish("agent_edit", edit)  # the plugin's Notice
     token, _token_file = rpc_token(settings.index_dir)
     runner, rpc_port = await _start_rpc(service, token, options.rpc_port)
     mcp_task: asyncio.Task[None] | None = None

@@ -18,12 +18,13 @@ if str(ROOT) not in sys.path:
 from build_tasks import protocol as proto  # noqa: E402
 
 REQUIRED_METHODS = {
-    "status", "search", "related", "health", "note.links", "reindex", "shutdown", "mcp.config",
+    "status", "search", "related", "health", "note.links", "reindex", "shutdown", "mcp.config", "edits.list",
+    "edits.undo",
 }
 REQUIRED_ERRORS = {
     "not_found": -32004, "invalid_params": -32602, "index_not_ready": -32010, "busy": -32011, "vault": -32012,
     "shutting_down": -32013, "internal": -32000, "invalid_request": -32600, "method_not_found": -32601,
-    "parse_error": -32700,
+    "parse_error": -32700, "conflict": -32014, "writes_disabled": -32015,
 }
 
 
@@ -48,7 +49,7 @@ def test_generated_files_are_up_to_date() -> None:
 
 def test_openrpc_shape(doc: dict[str, Any]) -> None:
     assert doc["openrpc"].startswith("1.3.")
-    assert doc["info"]["version"] == "1.1.0"
+    assert doc["info"]["version"] == "1.2.0"
     names = [m["name"] for m in doc["methods"]]
     assert len(names) == len(set(names))
     assert set(names) == REQUIRED_METHODS
@@ -75,7 +76,7 @@ def test_error_codes(doc: dict[str, Any]) -> None:
 def test_events_are_documented(doc: dict[str, Any]) -> None:
     events = doc["x-events"]
     assert events["method"] == "GET" and events["path"] == "/events"
-    assert set(events["events"]) == {"progress", "index_changed", "status"}
+    assert set(events["events"]) == {"progress", "index_changed", "status", "agent_edit"}
 
 
 @pytest.mark.parametrize("name", [s[0] for s in all_schemas(proto.load_document())])
@@ -196,7 +197,7 @@ def test_generated_python_header_and_syntax() -> None:
     ast.parse(text)
     ts = proto.TS_OUT.read_text(encoding="utf-8")
     assert "GENERATED, DO NOT EDIT" in ts.splitlines()[0]
-    assert 'export const PROTOCOL_VERSION = "1.1.0";' in ts
+    assert 'export const PROTOCOL_VERSION = "1.2.0";' in ts
     for method in REQUIRED_METHODS:
         assert f'"{method}": {{ params:' in ts
 
