@@ -33,7 +33,11 @@ def private_file(path: Path) -> None:
     """Create `path` as an empty 0600 file if it is missing, and make it (and any SQLite companion
     files next to it) 0600 if it exists."""
     private_dir(path.parent)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+    if not os.path.lexists(path):
+        # Only when missing: closing any descriptor of an open database drops every POSIX lock this
+        # process's SQLite connections hold on it (fcntl locks belong to the process), and another
+        # process then takes itself for the last user and deletes the -shm under them (disk I/O error).
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
     for candidate in (path, *(path.with_name(path.name + suffix) for suffix in SQLITE_COMPANIONS)):
         with contextlib.suppress(FileNotFoundError):
             os.chmod(candidate, FILE_MODE)
