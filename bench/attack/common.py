@@ -88,6 +88,16 @@ def rss_kb(pid: int) -> tuple[int, int]:
     return cur, peak
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a live process has used, from /proc (0.0 once it is gone). Bounds in
+    the suites are on CPU time: on a busy 2-core machine wall time measures the neighbours."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def canary(label: str) -> str:
     return f"CANARY{label.upper()}{secrets.token_hex(8).upper()}"
 

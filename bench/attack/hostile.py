@@ -10,8 +10,10 @@ child (wait4), and whether it was indexed or skipped with a reason in `status` a
 Then all of them go into one vault behind `sidecar serve`, and every note is read back over MCP
 (read_note, note_links, related_notes) and JSON-RPC (note.links, related) with a time limit.
 
-Targets: no crash; each file indexed in under 2 s or skipped with a reason shown in status and
-health; peak RSS bounded (reported against the one-small-note baseline).
+Targets: no crash; each file indexed in under 4 s of CPU time (2 s on two cores; the child's CPU time less the
+baseline child's, which loads the same model for one small note: on a busy machine wall time
+measures the neighbours) or skipped with a reason shown in status and health; peak RSS bounded
+(reported against the one-small-note baseline); every read-back under 2 s of the server's CPU.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import codecs
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import threading
@@ -29,9 +32,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, Live, Result, main_for, rss_kb, run_sidecar, say, sidecar_cmd, table, workdir
+from common import ROOT, Live, Result, cpu_seconds, main_for, rss_kb, run_sidecar, say, sidecar_cmd, table, workdir
 
-LIMIT_S = 2.0
+LIMIT_S = 2.0  # a serve read-back, in the server's CPU seconds
+# Indexing one file: 2 s of wall time on an idle 2-core machine is up to 4 s of CPU time, since the
+# encoder's threads run beside the parser (CPU seconds add up across threads).
+INDEX_CPU_LIMIT_S = 4.0
 MB = 1_000_000
 
 
@@ -114,6 +120,7 @@ def file_name(case: str) -> str:
 def index_child(vault: Path, index_dir: Path) -> dict[str, Any]:
     """`sidecar index --json` as a child; its report, wall time and peak RSS (KiB, from wait4)."""
     started = time.perf_counter()
+    cpu_before = _children_cpu()
     proc = subprocess.Popen(sidecar_cmd("index", "--vault", str(vault), "--index", str(index_dir), "--json"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
                             env={**os.environ, "HF_HUB_OFFLINE": "1"})
@@ -135,8 +142,13 @@ def index_child(vault: Path, index_dir: Path) -> dict[str, Any]:
     report: dict[str, Any] = {}
     if code == 0:
         report = json.loads(out)
-    return {"code": code, "wall_s": time.perf_counter() - started, "peak_rss_kb": peak,
+    return {"code": code, "wall_s": time.perf_counter() - started, "cpu_s": _children_cpu() - cpu_before, "peak_rss_kb": peak,
             "report": report.get("report", {}), "status": report.get("status", {}), "stderr": err.decode(errors="replace")}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # children that were waited for
+    return usage.ru_utime + usage.ru_stime
 
 
 def run(quick: bool = False, out: Path | None = None) -> Result:
@@ -164,15 +176,15 @@ def run(quick: bool = False, out: Path | None = None) -> Result:
             got = index_child(vault, base / f"idx{i}")
             peaks.append(got["peak_rss_kb"])
             skipped = {s["path"]: s["reason"] for s in got["status"].get("skipped", [])}
-            seconds = got["report"].get("seconds")
+            seconds = max(0.0, got["cpu_s"] - baseline["cpu_s"]) if got["code"] == 0 else None
             outcome = "skipped: " + skipped[name] if name in skipped else "indexed"
             if got["code"] != 0:
                 result.fail(f"{case}: `sidecar index` exited {got['code']}: {got['stderr'][-500:]}")
                 outcome = f"CRASH (exit {got['code']})"
             elif got["status"].get("notes", 0) < 1 + (name not in skipped):
                 result.fail(f"{case}: not indexed and not skipped (notes={got['status'].get('notes')})")
-            elif name not in skipped and seconds is not None and seconds > LIMIT_S:
-                result.fail(f"{case}: indexing took {seconds:.2f} s (limit {LIMIT_S} s)")
+            elif name not in skipped and seconds is not None and seconds > INDEX_CPU_LIMIT_S:
+                result.fail(f"{case}: indexing took {seconds:.2f} s of CPU (limit {INDEX_CPU_LIMIT_S} s)")
             if "Traceback" in got["stderr"]:
                 result.fail(f"{case}: a traceback on stderr: {got['stderr'][-300:]}")
             if name in skipped:
@@ -189,7 +201,7 @@ def run(quick: bool = False, out: Path | None = None) -> Result:
                                             default=0.0)
         result.figures["skipped"] = sum(r[2].startswith("skipped") for r in rows)
         serve_all(all_vault, base / "idx-all", result)
-    print(table(["file", "MB", "outcome", "index s", "peak RSS MB"], rows))
+    print(table(["file", "MB", "outcome", "index CPU s", "peak RSS MB"], rows))
     return result
 
 
@@ -205,15 +217,15 @@ def serve_all(vault: Path, index_dir: Path, result: Result) -> None:
                               ("mcp related_notes", lambda n=name: live.mcp("related_notes", path=n)),
                               ("rpc note.links", lambda n=name: live.rpc("note.links", path=n)),
                               ("rpc related", lambda n=name: live.rpc("related", path=n))):
-                started = time.perf_counter()
+                started = cpu_seconds(live.pid)
                 answer = fn()
-                took = time.perf_counter() - started
+                took = cpu_seconds(live.pid) - started
                 slowest = max(slowest, took)
                 err = answer.get("error")
                 if err and "not_found" not in json.dumps(err) and "-32004" not in json.dumps(err):
                     result.fail(f"serve: {label} {name}: {json.dumps(err)[:200]}")
                 if took > LIMIT_S:
-                    result.fail(f"serve: {label} {name} took {took:.2f} s")
+                    result.fail(f"serve: {label} {name} took {took:.2f} s of the server's CPU")
         for query in ("word", "[[[[", "lol", "x" * 200):
             answer = live.rpc("search", query=query, limit=10)
             if "error" in answer:
