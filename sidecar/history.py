@@ -48,6 +48,7 @@ class History:
         private_file(path)
         self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")  # as the index: durable across crashes of the app
         self.conn.executescript(SCHEMA)
         self.max_bytes = max_bytes
         self.keep_days = keep_days
@@ -62,15 +63,17 @@ class History:
         self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('hash_key', ?)", (key,))
         return bytes(self.conn.execute("SELECT value FROM meta WHERE key = 'hash_key'").fetchone()[0])
 
-    def begin(self, client: str, op: str, summary: str) -> int:
-        cur = self.conn.execute("INSERT INTO edits(at, client, op, summary) VALUES (?, ?, ?, ?)",
-                                (time.time(), client[:200], op, summary[:500]))
-        return int(cur.lastrowid or 0)
-
-    def save(self, edit_id: int, path: str, content: bytes) -> int:
-        cur = self.conn.execute("INSERT INTO versions(edit_id, path, content, saved_at) VALUES (?, ?, ?, ?)",
-                                (edit_id, path, content, time.time()))
-        return int(cur.lastrowid or 0)
+    def begin(self, client: str, op: str, summary: str, previous: list[tuple[str, bytes] | None]) -> tuple[
+            int, list[int | None]]:
+        """Log an edit and save the versions it is about to replace, in one transaction, before any
+        file is touched; returns the edit's id and each version's (None where nothing is replaced)."""
+        with self.conn:
+            edit_id = int(self.conn.execute("INSERT INTO edits(at, client, op, summary) VALUES (?, ?, ?, ?)",
+                                            (time.time(), client[:200], op, summary[:500])).lastrowid or 0)
+            ids = [None if p is None else int(self.conn.execute(
+                "INSERT INTO versions(edit_id, path, content, saved_at) VALUES (?, ?, ?, ?)",
+                (edit_id, p[0], p[1], time.time())).lastrowid or 0) for p in previous]
+        return edit_id, ids
 
     def finish(self, edit_id: int, changes: list[Change], undoes: int | None = None) -> None:
         with self.conn:

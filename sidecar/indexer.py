@@ -23,7 +23,7 @@ from sidecar.embed import Embedder
 from sidecar.notes import Chunk, Finding, ParsedNote
 from sidecar.parse import parse_note
 from sidecar.redact import redact
-from sidecar.store import FileState, PendingVector, Store
+from sidecar.store import FileState, PendingVector, Store, _name_lower
 from sidecar.vault import ScanResult, Skip, UnreadableNote, Vault, VaultFile
 from sidecar.vectors import Matrix
 
@@ -139,7 +139,7 @@ class Indexer:
         content is that note, renamed (same id, so links and history follow it)."""
         with self.lock:
             report = IndexReport(full=False)
-            states = self.store.file_states()
+            states = self.store.file_states(list(dict.fromkeys(paths)))
             files: list[VaultFile] = []
             gone: dict[str, FileState] = {}
             for path in dict.fromkeys(paths):
@@ -158,7 +158,8 @@ class Indexer:
                 if report.added or report.renamed or report.deleted:  # other notes' links may resolve anew
                     version = self.store.paths_version
                     self.store.resolve_links(skip_sources=frozenset(i for i, v in self._resolved.items()
-                                                                    if v == version))
+                                                                    if v == version),
+                                             names=frozenset(_name_lower(p) for p in report.changed_paths))
                 self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
                 tx.changed = bool(report.added or report.renamed or report.deleted)
             return report

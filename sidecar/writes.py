@@ -237,9 +237,8 @@ class NoteWriter:
         with self._lock:
             for p in planned:
                 self._still_as_read(p)
-            edit_id = self.history.begin(client, op, summary)
-            versions = [self.history.save(edit_id, p.before, p.old) if p.before and p.old is not None else None
-                        for p in planned]
+            edit_id, versions = self.history.begin(client, op, summary, [
+                (p.before, p.old) if p.before and p.old is not None else None for p in planned])
             changes = [self._apply(p, version) for p, version in zip(planned, versions, strict=True)]
             self.history.finish(edit_id, changes, undoes)
             touched = sorted({path for c in changes for path in (c.before, c.after) if path})
