@@ -92,6 +92,10 @@ class EditOut(BaseModel):
     content_hash: str | None = None  # of the note now: the next edit names it
 
 
+class BatchOut(BaseModel):
+    edits: list[EditOut]
+
+
 class VersionInfo(BaseModel):
     version: int
     saved_at: str

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from sidecar import paging
-from sidecar.mcp_models import EditInfo, EditOut, HistoryOut, VersionInfo
+from sidecar.mcp_models import BatchOut, EditInfo, EditOut, HistoryOut, VersionInfo
 from sidecar.writes import NoteWriter, edit_record
 
 if TYPE_CHECKING:
@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 WritePath = Annotated[str, Field(min_length=1, max_length=1024, description="Vault path, e.g. 'Projects/Alpha.md'.")]
 Hash = Annotated[str, Field(min_length=1, max_length=64, description="content_hash from read_note.")]
 Content = Annotated[str, Field(max_length=2_000_000, description="Markdown.")]
+
+class MoveItem(BaseModel):
+    path: WritePath
+    new_path: WritePath
+    content_hash: Hash
+
 
 EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DESTRUCTIVE = EDITS.model_copy(update={"destructive_hint": True})
@@ -91,6 +97,14 @@ class WriteTools:
                         ctx: Context[Any, Any]) -> Annotated[CallToolResult, EditOut]:
         return await self._edit(lambda: self.writer.move(path, new_path, content_hash, client_name(ctx)))
 
+    async def move_notes(self, moves: Annotated[list[MoveItem], Field(min_length=1, max_length=100)],
+                         ctx: Context[Any, Any]) -> Annotated[CallToolResult, BatchOut]:
+        def work() -> BatchOut:
+            done = self.writer.move_many([(m.path, m.new_path, m.content_hash) for m in moves], client_name(ctx))
+            return BatchOut(edits=[edit_out(d) for d in done])
+
+        return await self.tools.run(work, write=True)
+
     async def delete_note(self, path: WritePath, content_hash: Hash, ctx: Context[Any, Any]) -> Annotated[
             CallToolResult, EditOut]:
         return await self._edit(lambda: self.writer.delete(path, content_hash, client_name(ctx)))
@@ -138,6 +152,9 @@ WRITE_TOOLS: tuple[tuple[str, str, str, ToolAnnotations], ...] = (
      "Set or remove (null) top-level frontmatter properties; other lines stay as they are.", EDITS),
     ("move_note", "Move or rename a note",
      "Move or rename a note and rewrite every wikilink, embed and Markdown link pointing at it.", DESTRUCTIVE),
+    ("move_notes", "Move several notes",
+     "Several moves at once, each rewriting the links to its note and undoable on its own; all hashes are "
+     "checked first.", DESTRUCTIVE),
     ("delete_note", "Delete a note", "Move a note to the vault's .trash folder (undo_edit brings it back).",
      DESTRUCTIVE),
     ("restore_version", "Restore a version", "Put back a saved version of a note (see note_history).", DESTRUCTIVE),

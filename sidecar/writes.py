@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from sidecar.errors import Conflict, InvalidParams, NotFound
+from sidecar.errors import Conflict, InvalidParams, NotFound, SidecarError
 from sidecar.files import UnsafePath, VaultFiles
 from sidecar.history import Change, History
 from sidecar.notes_api import find_section
@@ -104,7 +104,7 @@ class NoteWriter:
         self.files = VaultFiles(self.vault.root)
         self.history = history
         self._key = history.hash_key()
-        self._lock = threading.Lock()  # one edit at a time: an edit can span many files
+        self._lock = threading.RLock()  # one edit at a time (an edit can span many files); a batch holds it
         self.on_edit: Callable[[dict[str, Any]], None] | None = None  # the server tells the plugin
         self._written: dict[str, tuple[int, int] | None] = {}  # path -> (size, mtime) we left, None: gone
 
@@ -158,6 +158,21 @@ class NoteWriter:
         planned = [*others, Planned(note.path, target, own, note.raw)]
         return self._commit(client, "move", f"moved {note.path} to {target}", planned)
 
+    def move_many(self, moves: list[tuple[str, str, str]], client: str) -> list[dict[str, Any]]:
+        """Several moves, each its own (undoable) edit. Every hash is checked before the first move; a
+        later note's hash may then change only by an earlier move rewriting its links to the moved one."""
+        with self._lock:
+            for path, _new, content_hash in moves:
+                self._current(path, content_hash)
+            done: list[dict[str, Any]] = []
+            for path, new_path, _hash in moves:
+                try:
+                    done.append(self.move(path, new_path, self.hash_of(self._existing(path)), client))
+                except SidecarError as exc:
+                    exc.data["done"] = [d["edit"] for d in done]  # these moves stay made: undo_edit each
+                    raise
+            return done
+
     def delete(self, path: str, content_hash: str, client: str) -> dict[str, Any]:
         note = self._current(path, content_hash)
         return self._commit(client, "delete", f"moved {note.path} to the vault's .trash", [
@@ -199,10 +214,14 @@ class NoteWriter:
         return Planned(change.after, change.before, saved[1] if saved else None, current)
 
     # ---- shared steps -------------------------------------------------------------------------
-    def _current(self, path: str, content_hash: str) -> Current:
+    def _existing(self, path: str) -> str:
         rel = self.vault.confine(path)
         if rel is None or not self._indexed(rel):
             raise NotFound(f"no such note: {path[:200]!r}", {"field": "path"})
+        return rel
+
+    def _current(self, path: str, content_hash: str) -> Current:
+        rel = self._existing(path)
         try:
             raw = self.files.read(rel)
         except (FileNotFoundError, UnsafePath):

@@ -32,8 +32,8 @@ LINK_FORMS = ("[[Target]]", "[[Target|the target]]", "[[Target#Section]]", "![[T
               "[t](<../Target.md>)", "[[Target.md]]", "[t](../Target.md#Section)")
 MOVED_FORMS = ("[[Moved]]", "[[Moved|the target]]", "[[Moved#Section]]", "![[Moved]]", "[t](../Archive/Moved.md)",
                "[t](<../Archive/Moved.md>)", "[[Moved.md]]", "[t](../Archive/Moved.md#Section)")
-WRITE_TOOLS = {"create_note", "append_to_note", "replace_section", "update_properties", "move_note", "delete_note",
-               "restore_version", "undo_edit", "note_history"}
+WRITE_TOOLS = {"create_note", "append_to_note", "replace_section", "update_properties", "move_note", "move_notes",
+               "delete_note", "restore_version", "undo_edit", "note_history"}
 
 
 def big_note() -> str:
@@ -253,6 +253,15 @@ async def test_stdio_writes_page_and_undo(tmp_path: Path) -> None:
         assert home["outlinks"][0]["path"] == "Inbox/Inbox.md"  # the new note resolves the old link at once
         await call(session, "undo_edit", edit=created["edit"])
         assert not (root / "Inbox" / "Inbox.md").exists()
+        hashes = {p: (await call(session, "read_note", path=p))["content_hash"] for p in ("Home.md", "Big.md")}
+        stale = await session.call_tool("move_notes", {"moves": [
+            {"path": "Home.md", "new_path": "Hub/Home.md", "content_hash": hashes["Home.md"]},
+            {"path": "Big.md", "new_path": "Hub/Big.md", "content_hash": "0" * 24}]})
+        assert error_of(stale)["code"] == "conflict" and (root / "Home.md").exists()  # checked before any move
+        batch = await call(session, "move_notes", moves=[
+            {"path": p, "new_path": f"Hub/{p}", "content_hash": h} for p, h in hashes.items()])
+        assert [e["path"] for e in batch["edits"]] == ["Hub/Home.md", "Hub/Big.md"]
+        assert sorted(p.name for p in (root / "Hub").iterdir()) == ["Big.md", "Home.md"]
         assert (root / ".trash" / "Inbox.md").read_text(encoding="utf-8") == "# Inbox\n\nquokka list\n"
     async with asyncio.timeout(TIMEOUT), stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
