@@ -6,6 +6,8 @@ import { HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./co
 import { SearchModal } from "./views/search-modal";
 import { SearchView } from "./views/search-view";
 import { describeError } from "./client";
+import type { EditRecord } from "./protocol.gen";
+import type { Sidecar } from "./sidecar";
 import { mcpConfigText } from "./views/render";
 
 /** Show (creating if needed) the view of `type` in the right sidebar or, for health, in a tab. */
@@ -41,6 +43,32 @@ export async function copyMcpConfig(ctx: PluginContext): Promise<void> {
       : "MCP client configuration copied. The HTTP server is off: turn it on in the settings, or use the stdio entries.");
   } catch (err) {
     new Notice(`Could not copy the MCP configuration: ${describeError(err)}`);
+  }
+}
+
+/** "Agent edited X — Undo": every agent edit, with a button that reverses it (edits.undo). */
+export function showAgentEdit(sidecar: Sidecar, edit: EditRecord): Notice {
+  const others = edit.paths.length > 1 ? ` (+${edit.paths.length - 1})` : "";
+  let undo: HTMLElement | null = null;
+  const message = createFragment((f) => {
+    f.createSpan({ text: `Agent edited ${edit.paths[0] ?? "the vault"}${others}: ${edit.summary} ` });
+    undo = f.createEl("button", { text: "Undo" });
+  });
+  const notice = new Notice(message, 15_000);
+  (undo as HTMLElement | null)?.addEventListener("click", () => {
+    notice.hide();
+    void undoAgentEdit(sidecar, edit);
+  });
+  return notice;
+}
+
+async function undoAgentEdit(sidecar: Sidecar, edit: EditRecord): Promise<void> {
+  try {
+    const client = await sidecar.client();
+    await client.call("edits.undo", { edit: edit.edit });
+    new Notice(`Undone: ${edit.summary}`);
+  } catch (err) {
+    new Notice(`Could not undo: ${describeError(err)}`);
   }
 }
 

@@ -2,9 +2,10 @@
 
 import { FileSystemAdapter, Notice, Plugin } from "obsidian";
 
-import { copyMcpConfig, registerCommands, reindex } from "./commands";
+import { copyMcpConfig, registerCommands, reindex, showAgentEdit } from "./commands";
 import { HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./context";
 import { RESTART_KEYS, SidecarSettingTab, exclusionList, normalizeSettings, type SettingsHost, type SidecarSettings } from "./settings";
+import type { EditRecord } from "./protocol.gen";
 import { Sidecar, type SidecarSnapshot } from "./sidecar";
 import { StatusBar } from "./status-bar";
 import { HealthView } from "./views/health-view";
@@ -24,7 +25,7 @@ export default class VaultSidecarPlugin extends Plugin implements SettingsHost, 
     this.sidecar = new Sidecar(() => ({
       vaultPath,
       command: this.settings.sidecarCommand,
-      mcp: { enabled: this.settings.mcpEnabled, port: this.settings.mcpPort },
+      mcp: { enabled: this.settings.mcpEnabled, port: this.settings.mcpPort, allowWrites: this.settings.mcpAllowWrites },
       exclude: exclusionList(this.settings),
     }));
 
@@ -33,6 +34,7 @@ export default class VaultSidecarPlugin extends Plugin implements SettingsHost, 
       restart: () => void this.restartSidecar(),
     });
     this.registerEvent(this.sidecar.on("state", (s) => statusBar.render(s as SidecarSnapshot)));
+    this.registerEvent(this.sidecar.on("agent-edit", (edit) => showAgentEdit(this.sidecar, edit as EditRecord)));
 
     this.registerView(RELATED_VIEW, (leaf) => new RelatedView(leaf, this));
     this.registerView(SEARCH_VIEW, (leaf) => new SearchView(leaf, this));

@@ -17,6 +17,8 @@ export interface SidecarSettings {
   searchLimit: number;
   mcpEnabled: boolean;
   mcpPort: number;
+  /** Let agents edit notes (`--allow-writes`); every edit is kept in a history and can be undone. */
+  mcpAllowWrites: boolean;
 }
 
 export const DEFAULT_SETTINGS: SidecarSettings = {
@@ -29,10 +31,11 @@ export const DEFAULT_SETTINGS: SidecarSettings = {
   searchLimit: 20,
   mcpEnabled: false,
   mcpPort: 8765,
+  mcpAllowWrites: false,
 };
 
 /** Settings whose change needs a sidecar restart. */
-export const RESTART_KEYS: ReadonlySet<keyof SidecarSettings> = new Set(["sidecarCommand", "exclusions", "mcpEnabled", "mcpPort"]);
+export const RESTART_KEYS: ReadonlySet<keyof SidecarSettings> = new Set(["sidecarCommand", "exclusions", "mcpEnabled", "mcpPort", "mcpAllowWrites"]);
 
 const MODES: Record<SearchMode, string> = { hybrid: "Hybrid (keywords + meaning)", lexical: "Keywords only", semantic: "Meaning only" };
 
@@ -54,6 +57,7 @@ export function normalizeSettings(data: unknown): SidecarSettings {
     searchLimit: int(raw.searchLimit, d.searchLimit, 1, 100),
     mcpEnabled: bool(raw.mcpEnabled, d.mcpEnabled),
     mcpPort: int(raw.mcpPort, d.mcpPort, 1024, 65535),
+    mcpAllowWrites: bool(raw.mcpAllowWrites, d.mcpAllowWrites),
   };
 }
 
@@ -72,7 +76,7 @@ export interface SettingsHost extends Plugin {
 type Spec =
   | { kind: "text" | "textarea"; key: "sidecarCommand" | "exclusions"; name: string; desc: string; placeholder: string }
   | { kind: "number"; key: "relatedDebounceMs" | "relatedLimit" | "searchLimit" | "mcpPort"; name: string; desc: string; min: number; max: number }
-  | { kind: "toggle"; key: "relatedShowLinked" | "mcpEnabled"; name: string; desc: string }
+  | { kind: "toggle"; key: "relatedShowLinked" | "mcpEnabled" | "mcpAllowWrites"; name: string; desc: string }
   | { kind: "dropdown"; key: "searchMode"; name: string; desc: string; options: Record<string, string> }
   | { kind: "action"; name: string; desc: string; button: string; run: (host: SettingsHost) => Promise<void> };
 
@@ -118,6 +122,8 @@ export const SETTING_SPECS: Group[] = [
       { kind: "toggle", key: "mcpEnabled", name: "Serve MCP over HTTP",
         desc: "Let local AI agents search this vault while Obsidian runs. Only this computer can connect, with a token." },
       { kind: "number", key: "mcpPort", name: "MCP port", desc: "Local port of the MCP server.", min: 1024, max: 65535 },
+      { kind: "toggle", key: "mcpAllowWrites", name: "Let agents edit notes",
+        desc: "Agents may create, edit, move and delete notes (deleted notes go to .trash). Every edit is kept in a history; a notice offers Undo." },
       { kind: "action", name: "Copy client configuration",
         desc: "Copies ready-to-paste MCP settings for Claude Code, Cursor and Codex.",
         button: "Copy", run: (host) => host.copyMcpConfig() },

@@ -104,7 +104,7 @@ export interface SidecarProcessOptions {
   vaultPath: string;
   /** The user's command setting; empty means auto-detect. */
   command?: string;
-  mcp?: { enabled: boolean; port: number };
+  mcp?: { enabled: boolean; port: number; allowWrites?: boolean };
   exclude?: string[];
   handshakeTimeoutMs?: number;
   stopGraceMs?: number;
@@ -228,6 +228,7 @@ export function serveArgs(opts: Pick<SidecarProcessOptions, "vaultPath" | "mcp" 
   const args = ["serve", "--vault", opts.vaultPath, "--rpc-port", "0"];
   if (opts.mcp?.enabled) args.push("--mcp-port", String(opts.mcp.port));
   else args.push("--no-mcp");
+  if (opts.mcp?.enabled && opts.mcp.allowWrites) args.push("--allow-writes");
   for (const pattern of opts.exclude ?? []) {
     if (pattern.trim()) args.push("--exclude", pattern.trim());
   }

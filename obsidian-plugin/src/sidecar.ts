@@ -5,6 +5,7 @@
 //   "state"          (snapshot: SidecarSnapshot)    anything in the snapshot changed
 //   "index-changed"  (event: IndexChangedEvent)     notes were (re)indexed or removed
 //   "connected"      ()                              a (new) connection is up: views may refresh
+//   "agent-edit"     (edit: EditRecord)              an agent edited the vault (writes on)
 
 import { Events } from "obsidian";
 
@@ -137,6 +138,7 @@ export class Sidecar extends Events {
             this.trigger("index-changed", event);
             this.scheduleStatus();
           },
+          agent_edit: (edit) => this.trigger("agent-edit", edit),
           connection: (connected) => this.update({ eventsConnected: connected }),
         });
         this.update({ phase: "running", error: null, errorKind: null, restartInMs: null });

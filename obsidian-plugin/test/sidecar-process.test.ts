@@ -118,6 +118,11 @@ describe("pure helpers", () => {
       ["serve", "--vault", "/v", "--rpc-port", "0", "--no-mcp"]);
     expect(serveArgs({ vaultPath: "/v", mcp: { enabled: true, port: 8765 }, exclude: ["Archive/", " ", "*.tmp"] })).toEqual(
       ["serve", "--vault", "/v", "--rpc-port", "0", "--mcp-port", "8765", "--exclude", "Archive/", "--exclude", "*.tmp"]);
+    // writes only on request, and only with MCP on
+    expect(serveArgs({ vaultPath: "/v", mcp: { enabled: true, port: 8765, allowWrites: true } })).toEqual(
+      ["serve", "--vault", "/v", "--rpc-port", "0", "--mcp-port", "8765", "--allow-writes"]);
+    expect(serveArgs({ vaultPath: "/v", mcp: { enabled: false, port: 8765, allowWrites: true } })).toEqual(
+      ["serve", "--vault", "/v", "--rpc-port", "0", "--no-mcp"]);
   });
 
   it("parses and checks handshakes", () => {
