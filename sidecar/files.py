@@ -13,7 +13,7 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -26,8 +26,11 @@ class UnsafePath(Exception):
 
 
 class VaultFiles:
-    def __init__(self, root: Path) -> None:
+    """`locate` maps a vault path (NFC) to its spelling on disk (names made on macOS are often NFD)."""
+
+    def __init__(self, root: Path, locate: Callable[[str], str] = lambda rel: rel) -> None:
         self.root = root
+        self.locate = locate
 
     @contextlib.contextmanager
     def folder(self, rel_folder: str, create: bool = False) -> Iterator[int]:
@@ -42,7 +45,7 @@ class VaultFiles:
             os.close(fd)
 
     def read(self, rel: str) -> bytes:
-        folder, name = split(rel)
+        folder, name = split(self.locate(rel))
         with self.folder(folder) as dir_fd:
             try:
                 fd = os.open(name, os.O_RDONLY | NOFOLLOW, dir_fd=dir_fd)
@@ -56,7 +59,7 @@ class VaultFiles:
                 return handle.read()
 
     def write(self, rel: str, data: bytes, must_be_new: bool) -> None:
-        folder, name = split(rel)
+        folder, name = split(self.locate(rel))
         with self.folder(folder, create=must_be_new) as dir_fd:
             mode = self._existing_mode(dir_fd, name, must_be_new)
             temp = f".sidecar-{secrets.token_hex(6)}.tmp"
@@ -92,7 +95,7 @@ class VaultFiles:
 
     def move(self, src: str, dst: str) -> None:
         """Rename within the vault; the destination must not exist (folders are made as needed)."""
-        (src_folder, src_name), (dst_folder, dst_name) = split(src), split(dst)
+        (src_folder, src_name), (dst_folder, dst_name) = split(self.locate(src)), split(self.locate(dst))
         with self.folder(src_folder) as src_fd, self.folder(dst_folder, create=True) as dst_fd:
             if _exists(dst_fd, dst_name):
                 raise FileExistsError(dst)
@@ -102,7 +105,7 @@ class VaultFiles:
 
     def trash(self, rel: str) -> str:
         """Move a note into the vault's .trash/ as Obsidian does; returns where it went."""
-        name = split(rel)[1]
+        name = split(self.locate(rel))[1]
         with self.folder(TRASH, create=True) as trash_fd:
             stem, suffix = os.path.splitext(name)
             candidate, n = name, 1

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from sidecar.errors import Conflict, InvalidParams, NotFound, SidecarError
+from sidecar.errors import Conflict, InvalidParams, NotFound, SidecarError, VaultError
 from sidecar.files import UnsafePath, VaultFiles
 from sidecar.history import Change, History
 from sidecar.notes_api import find_section
@@ -101,10 +101,11 @@ class NoteWriter:
     def __init__(self, core: VaultIndex, history: History) -> None:
         self.core = core
         self.vault = core.indexer.vault
-        self.files = VaultFiles(self.vault.root)
+        self.files = VaultFiles(self.vault.root, self._on_disk)
         self.history = history
         self._key = history.hash_key()
         self._lock = threading.RLock()  # one edit at a time (an edit can span many files); a batch holds it
+        self._echo_lock = threading.Lock()  # the event loop asks about echoes: never behind a whole edit
         self.on_edit: Callable[[dict[str, Any]], None] | None = None  # the server tells the plugin
         self._written: dict[str, tuple[int, int] | None] = {}  # path -> (size, mtime) we left, None: gone
 
@@ -114,7 +115,19 @@ class NoteWriter:
 
     def hash_of(self, path: str) -> str:
         """The hash an edit of this (confined, indexed) note must name."""
-        return self.content_hash(decode_note(self.files.read(path)).text)
+        return self.content_hash(decode_note(self._read(path)).text)
+
+    def _on_disk(self, rel: str) -> str:
+        return self.vault.disk_path(rel).relative_to(self.vault.root).as_posix()
+
+    def _read(self, rel: str) -> bytes:
+        """A note's bytes; gone, swapped for a link or unreadable answers as a missing note."""
+        try:
+            return self.files.read(rel)
+        except (FileNotFoundError, UnsafePath):
+            raise NotFound(f"no such note: {rel[:200]!r}", {"field": "path"}) from None
+        except OSError as exc:
+            raise VaultError(f"cannot read {rel[:200]!r}: {exc.strerror or type(exc).__name__}") from None
 
     # ---- the edits ----------------------------------------------------------------------------
     def create(self, path: str, content: str, client: str) -> dict[str, Any]:
@@ -200,8 +213,8 @@ class NoteWriter:
         current = None
         if change.after is not None:
             try:
-                raw = self.files.read(change.after)
-            except FileNotFoundError:
+                raw = self._read(change.after)
+            except NotFound:
                 raise Conflict(f"{change.after!r} is gone since; nothing was undone") from None
             if self.content_hash(decode_note(raw).text) != change.hash_after:
                 raise Conflict(f"{change.after!r} was changed since; nothing was undone")
@@ -222,10 +235,7 @@ class NoteWriter:
 
     def _current(self, path: str, content_hash: str) -> Current:
         rel = self._existing(path)
-        try:
-            raw = self.files.read(rel)
-        except (FileNotFoundError, UnsafePath):
-            raise NotFound(f"no such note: {path[:200]!r}", {"field": "path"}) from None
+        raw = self._read(rel)
         if self.content_hash(decode_note(raw).text) != content_hash:
             raise Conflict(f"{rel!r} changed since you read it (its content_hash is not {content_hash[:40]!r}): "
                            "read it again and redo the edit on what is there now", {"field": "content_hash"})
@@ -280,9 +290,9 @@ class NoteWriter:
         if p.before is None or p.old is None:
             return
         try:
-            if self.files.read(p.before) == p.old:
+            if self._read(p.before) == p.old:
                 return
-        except FileNotFoundError:
+        except NotFound:
             pass
         raise Conflict(f"{p.before!r} changed while the edit was being prepared; nothing was written")
 
@@ -297,13 +307,16 @@ class NoteWriter:
                     self.files.move(p.before, p.after)
                 if p.data is not None:
                     self.files.write(p.after, p.data, must_be_new=False)
-        except (UnsafePath, FileExistsError) as exc:
+        except (UnsafePath, FileExistsError, FileNotFoundError) as exc:
             raise Conflict(f"cannot write {p.after or p.before!r}: {type(exc).__name__}") from None
-        if p.before:
-            self._written[p.before] = None
-        if p.after:
-            self._written[p.after] = self._stat(p.after)
-        after = self.content_hash(decode_note(self.files.read(p.after)).text) if p.after else None
+        except OSError as exc:
+            raise VaultError(f"cannot write {p.after or p.before!r}: {exc.strerror or type(exc).__name__}") from None
+        with self._echo_lock:
+            if p.before:
+                self._written[p.before] = None
+            if p.after:
+                self._written[p.after] = self._stat(p.after)
+        after = self.content_hash(decode_note(self._read(p.after)).text) if p.after else None
         return Change(p.before, p.after, version, after)
 
     def _relinked(self, old: str, new: str) -> tuple[list[Planned], bytes | None]:
@@ -322,7 +335,7 @@ class NoteWriter:
         planned: list[Planned] = []
         own = None
         for source, links in by_source.items():
-            raw = self.files.read(source)
+            raw = self._read(source)
             text, fmt = read_format(raw)
             rewritten = relink(text, links, new if source == old else source, old, new, unique)
             if rewritten == text:
@@ -346,7 +359,7 @@ class NoteWriter:
         (so already indexed): the index run it would start has nothing to do."""
         rels = {posixpath.relpath(p, str(self.vault.root)) if p.startswith(str(self.vault.root)) else p
                 for p in paths}
-        with self._lock:
+        with self._echo_lock:
             mine = bool(rels) and all(r in self._written and self._written[r] == self._stat(r) for r in rels)
             for rel in rels:
                 self._written.pop(rel, None)

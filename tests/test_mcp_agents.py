@@ -238,6 +238,7 @@ async def test_stdio_writes_page_and_undo(tmp_path: Path) -> None:
     root.mkdir()
     (root / "Big.md").write_text(big_note(), encoding="utf-8")
     (root / "Home.md").write_text("# Home\n\nSee [[Inbox]].\n", encoding="utf-8")
+    (root / "Noe\u0308l.md").write_text("# Noel\n", encoding="utf-8")  # NFD on disk, as macOS makes names
     index_dir = tmp_path / "index"
     params = stdio_params(SimpleNamespace(root=root), index_dir)  # type: ignore[arg-type]
     subprocess_index(root, index_dir)
@@ -247,6 +248,10 @@ async def test_stdio_writes_page_and_undo(tmp_path: Path) -> None:
         assert {t.name for t in (await session.list_tools()).tools} >= WRITE_TOOLS
         text, _pages = await read_all(session, "Big.md", 50_000)
         assert text.rstrip("\n") == big_note().rstrip("\n")
+        noel = await call(session, "read_note", path="No\u00ebl.md")
+        await call(session, "append_to_note", path="No\u00ebl.md", content="more", content_hash=noel["content_hash"])
+        assert (root / "Noe\u0308l.md").read_text(encoding="utf-8") == "# Noel\nmore\n"
+        assert [p.name for p in root.iterdir() if p.name.startswith("No")] == ["Noe\u0308l.md"]
         created = await call(session, "create_note", path="Inbox/Inbox.md", content="# Inbox\n\nquokka list\n")
         assert (root / "Inbox" / "Inbox.md").read_text(encoding="utf-8") == "# Inbox\n\nquokka list\n"
         home = await call(session, "note_links", path="Home.md")
