@@ -49,9 +49,10 @@ class Config:
 
 
 def configs(base: Ranking) -> list[Config]:
-    """The seeds' plain pipeline (RRF k=60, equal weights), then each ingredient added on its own, then all."""
-    plain = replace(base, query_aware=False, graph_weight=0.0, recency_weight=0.0, lexical_weight=1.0, semantic_weight=1.0,
-                    section_bonus=0.0, coverage_weight=0.0)
+    """The seeds' plain pipeline (RRF k=60, equal weights), then each ingredient added on its own, then all,
+    then all but one."""
+    plain = replace(base, rrf_k=60, query_aware=False, graph_weight=0.0, recency_weight=0.0, lexical_weight=1.0,
+                    semantic_weight=1.0, section_bonus=0.0, coverage_weight=0.0, long_note_damping=0.0)
     return [
         Config("lexical", "lexical", plain),
         Config("semantic", "semantic", plain),
@@ -62,8 +63,18 @@ def configs(base: Ranking) -> list[Config]:
         Config("rrf+graph", "hybrid", replace(plain, graph_weight=base.graph_weight or 0.1)),
         Config("rrf+sections", "hybrid", replace(plain, section_bonus=base.section_bonus or 0.1)),
         Config("rrf+coverage", "hybrid", replace(plain, coverage_weight=base.coverage_weight or 0.3)),
+        Config("rrf+k30", "hybrid", replace(plain, rrf_k=base.rrf_k)),
+        Config("rrf+long-note-damping", "hybrid", replace(plain, long_note_damping=base.long_note_damping or 0.05)),
         Config("full", "hybrid", base),
         Config("full-typed", "hybrid", base, typed=True),
+        # leave one out: what each ingredient is worth with all the others on
+        Config("full-no-leg-weights", "hybrid", replace(base, lexical_weight=1.0, semantic_weight=1.0)),
+        Config("full-no-query-aware", "hybrid", replace(base, query_aware=False)),
+        Config("full-no-graph", "hybrid", replace(base, graph_weight=0.0)),
+        Config("full-no-sections", "hybrid", replace(base, section_bonus=0.0)),
+        Config("full-no-coverage", "hybrid", replace(base, coverage_weight=0.0)),
+        Config("full-k60", "hybrid", replace(base, rrf_k=60)),
+        Config("full-no-long-note-damping", "hybrid", replace(base, long_note_damping=0.0)),
     ]
 
 

@@ -67,6 +67,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
             terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
     tokens = [tok for tok in rest.split() if WORD.search(tok)]
     content = [tok for tok in tokens if tok.lower().strip(".,;:!?()[]{}'\"") not in STOPWORDS]
+    function_words = set(tokens) - set(content)
     if drop_stopwords and (content or phrases):
         tokens = content
     for i, token in enumerate(tokens):
@@ -80,7 +81,8 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
             words = WORD.findall(piece)
             if not words:
                 continue
-            terms += [w.lower() for w in words]
+            if not (content and token in function_words):  # a function word is searched, never a term to mark
+                terms += [w.lower() for w in words]
             last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
             if last and len(words) == 1 and len(words[0]) >= 2:
                 parts.append(_quote(words[0]) + " *")  # the word being typed

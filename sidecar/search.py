@@ -71,17 +71,19 @@ def _opt_str(value: object) -> str | None:
 class Ranking:
     """Every ranking ingredient, with the default the evaluation supports (docs/ranking.md)."""
 
-    rrf_k: int = 60
+    rrf_k: int = 30  # 60 (the seeds') let the weaker leg's tail outvote the stronger leg's head on every shared set
     lexical_weight: float = 1.5  # the static-embedding leg is the weaker one on every query kind measured
     semantic_weight: float = 1.0
     query_aware: bool = True
     graph_weight: float = 0.1  # authority + co-linking among top results (docs/ranking.md)
     recency_weight: float = 0.0  # off by default: the eval shows no gain on timeless notes
     recency_half_life_days: float = 90.0
-    candidates: int = 80  # chunks per leg
+    candidates: int = 120  # chunks per leg (80 missed answers the other leg ranked well)
     section_bonus: float = 0.1  # share of a note's 2nd/3rd matching sections added to its score
     coverage_weight: float = 0.3  # lift for the share of query words the best section holds: keeps the
     # boosts above from putting a partial match over the one note that has every word
+    long_note_damping: float = 0.05  # a note's score / (1 + this * log2(its sections)): a list of 500 plugins has
+    # a section near almost any query, and the best of many sections is high by chance (docs/ranking.md)
     column_weights: tuple[float, float, float, float] = (1.0, 1.0, 0.3, 1.0)  # body, heading, context (as the seeds), cjk
 
 
@@ -249,6 +251,14 @@ def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int], se
     return hits
 
 
+def damp_long_notes(hits: list[NoteHit], sections: dict[int, int], damping: float) -> None:
+    if damping <= 0:
+        return
+    for hit in hits:
+        hit.fused /= 1 + damping * math.log2(max(1, sections.get(hit.note_id, 1)))
+    hits.sort(key=lambda h: -h.fused)
+
+
 def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window: int = 10) -> None:
     """Authority (PageRank, 0..1) and links to/from the other top results both lift a note."""
     if weight <= 0 or not hits:
@@ -351,6 +361,7 @@ class Searcher:
             fused[chunk_id] *= BOILERPLATE_WEIGHT
         chunk_rows = self._chunk_rows(list(fused))
         hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()}, self.ranking.section_bonus)
+        damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -35,6 +36,7 @@ class Snapshot:
     graph_signature: tuple[int, int] = (0, 0)
     term_counts: dict[str, int] = field(default_factory=dict)  # FTS document counts, for this generation
     thresholds: tuple[float, float] | None = None  # (high, low) as stored in meta for this generation
+    sections: dict[int, int] = field(default_factory=dict)  # note id -> its number of sections
     boilerplate: frozenset[int] = frozenset()  # chunk ids of sections repeated across notes (boilerplate.py)
     boilerplate_keys: frozenset[str] = frozenset()  # their template keys, for unsaved buffers
 
@@ -81,8 +83,9 @@ def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, p
     repeated = conn.execute(
         "SELECT id, template FROM chunks WHERE template IN (SELECT template FROM chunks WHERE template != ''"
         " GROUP BY template HAVING count(DISTINCT note_id) >= ?)", (BOILERPLATE_MIN_NOTES,)).fetchall()
+    sections = Counter(owner.values())
     return Snapshot(generation, ids, matrix, notes, graph, len(owner), note_ids, attachments, signature,
-                    boilerplate=frozenset(int(r[0]) for r in repeated),
+                    sections=dict(sections), boilerplate=frozenset(int(r[0]) for r in repeated),
                     boilerplate_keys=frozenset(str(r[1]) for r in repeated))
 
 

@@ -1,0 +1,46 @@
+"""Ranking failures found on vaults we did not write, each kept as a regression test on our own fixture."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from sidecar.app import VaultIndex
+from tests.conftest import open_index
+
+TOPICS = ["chess games", "dice tables", "kanban boards", "tarot spreads", "music scores", "recipe scaling",
+          "flashcard decks", "citation styles", "calendar sync", "word counts", "habit streaks", "map pins"]
+
+
+def _list_note() -> str:
+    """A hub page in the style of obsidian-hub's "Uncategorized plugins": one section per plugin."""
+    parts = ["# Uncategorized plugins\n"]
+    for i in range(300):
+        topic = TOPICS[i % len(TOPICS)]
+        parts.append(f"## Plugin {i}\n\nA plugin for {topic}: it helps with {topic} in your notes.\n")
+    return "\n".join(parts)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
+    vault = tmp_path_factory.mktemp("ranking-vault")
+    (vault / "Uncategorized plugins.md").write_text(_list_note(), encoding="utf-8")
+    (vault / "Chess Study.md").write_text(
+        "# Chess Study\n\nShow board positions from PGN files and step through chess games move by move.\n",
+        encoding="utf-8")
+    (vault / "Dice Roller.md").write_text(
+        "# Dice Roller\n\nRoll dice and random tables written as lists in your notes.\n", encoding="utf-8")
+    idx = open_index(vault, tmp_path_factory.mktemp("ranking-index"))
+    idx.index()
+    yield idx
+    idx.close()
+
+
+def test_a_long_list_note_does_not_outrank_the_note_about_the_thing(index: VaultIndex) -> None:
+    query = "step through my chess games move by move"
+    assert index.search(query)["results"][0]["path"] == "Chess Study.md"
+    # the failure this guards against: undamped, the list (300 sections, 25 of them on chess) comes first
+    undamped = replace(index.ranking, long_note_damping=0.0)
+    assert index.search(query, ranking=undamped)["results"][0]["path"] == "Uncategorized plugins.md"
