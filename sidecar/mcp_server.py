@@ -686,9 +686,11 @@ def argument_problem(schema: Mapping[str, Any], arguments: Mapping[str, Any],
         validate(dict(arguments))
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else "arguments"
+        field = ".".join(str(part) for part in error["loc"]) or "arguments"
         if error["type"] == "missing":
             return InvalidParams(f"{field}: required", {"field": field})
+        if len(error["loc"]) > 1:  # inside a list or object: pydantic's one-line reason, without its links
+            return InvalidParams(f"{field}: {error['msg']}", {"field": field})
         rule = properties.get(field, {})
         return InvalidParams(f"{field}: {expectation(rule)}", {"field": field, **bounds(rule)})
     return None

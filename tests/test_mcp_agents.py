@@ -263,6 +263,9 @@ async def test_stdio_writes_page_and_undo(tmp_path: Path) -> None:
             {"path": "Home.md", "new_path": "Hub/Home.md", "content_hash": hashes["Home.md"]},
             {"path": "Big.md", "new_path": "Hub/Big.md", "content_hash": "0" * 24}]})
         assert error_of(stale)["code"] == "conflict" and (root / "Home.md").exists()  # checked before any move
+        bad = await session.call_tool("move_notes", {"moves": [{"path": "Home.md", "new_path": "x.md"}]})
+        assert error_of(bad) == {"code": "invalid_params", "field": "moves.0.content_hash",
+                                 "message": "moves.0.content_hash: required"}
         batch = await call(session, "move_notes", moves=[
             {"path": p, "new_path": f"Hub/{p}", "content_hash": h} for p, h in hashes.items()])
         assert [e["path"] for e in batch["edits"]] == ["Hub/Home.md", "Hub/Big.md"]
