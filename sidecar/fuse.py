@@ -6,10 +6,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-# Band thresholds on the best vector similarity (cosine). Defaults measured on our demo vault
+# Band thresholds on a hit's confidence (see `confidence`). Defaults measured on the shared dev sets
 # with the embedded model; `sidecar calibrate` replaces them with the user's own vault's figures.
-DEFAULT_HIGH = 0.60
-DEFAULT_LOW = 0.40
+DEFAULT_HIGH = 0.85
+DEFAULT_LOW = 0.33
 
 CAVEATS = {
     "high": None,
@@ -54,21 +54,32 @@ def query_weights(query: str, lexical: float = 1.0, semantic: float = 1.0, quest
     return {"lexical": lexical, "semantic": semantic}
 
 
-def band_for(similarity: float | None, lexical_coverage: float, rare_term_hit: bool, t: Thresholds) -> str:
-    """high / medium / low for one result.
+COVERAGE_WEIGHT = 0.5  # how much the query's rare words found in the hit count next to the cosine
+UNSEEN_PENALTY = 0.3  # how much the query's words found nowhere in the vault count against it
 
-    Vector similarity decides when it exists; a rare query term found with full coverage lifts a
-    result to high (an exact identifier is a real answer whatever the cosine says). Without vectors,
-    lexical coverage alone decides.
+
+def confidence(similarity: float | None, weighted_coverage: float, unseen_share: float) -> float:
+    """One number per hit from three signals, none enough alone (docs/ranking.md): the cosine; the
+    IDF-weighted share of the query's words the hit holds (a rare word found is strong evidence, a
+    function word found is none); the share of the query's words the vault does not have at all
+    (a made-up word, or the subject of a question the vault never mentions)."""
+    return (similarity or 0.0) + COVERAGE_WEIGHT * weighted_coverage - UNSEEN_PENALTY * unseen_share
+
+
+def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, exact_missing: bool,
+             t: Thresholds) -> str:
+    """high / medium / low for one result, from its confidence score (None: no vectors).
+
+    A rare query word found lifts a result to high (an exact identifier is a real answer whatever the
+    cosine says); a number the query names and the hit lacks ("2023") keeps it from high. Without
+    vectors, lexical coverage alone decides, never above medium.
     """
     if rare_term_hit and lexical_coverage >= 0.999:
         return "high"
-    if similarity is None:
-        if lexical_coverage >= 0.999:
-            return "medium"
+    if score is None:
         return "medium" if lexical_coverage >= 0.5 else "low"
-    if similarity >= t.high:
+    if score >= t.high and not exact_missing:
         return "high"
-    if similarity >= t.low:
+    if score >= t.low:
         return "medium"
     return "low"

@@ -22,6 +22,7 @@ class SearchScores(BaseModel):
     vector_rank: int | None = None
     graph_boost: float | None = None
     recency_boost: float | None = None
+    confidence: float | None = None  # what the band is decided on
 
 
 class SearchHit(BaseModel):

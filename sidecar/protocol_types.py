@@ -213,6 +213,11 @@ class SearchScores(TypedDict):
     graph_boost: float | None
     recency_boost: float | None
 
+    # What the band is decided on: the best cosine of the hit's sections, plus half the IDF-weighted share of
+    # the query's words it holds, minus 0.3 x the share of the query's words the vault does not have; null
+    # without vectors. Compare with status.bands.
+    confidence: NotRequired[float | None]
+
 
 class OtherSection(TypedDict):
     """Another matching section of the same note (results are one row per note)."""

@@ -20,7 +20,8 @@ import numpy as np
 from sidecar.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.embed import Embedder
 from sidecar.errors import InvalidParams
-from sidecar.fuse import CAVEATS, Thresholds, band_for, query_weights, rrf
+from sidecar.evidence import QueryEvidence, count_cap, query_evidence
+from sidecar.fuse import CAVEATS, Thresholds, band_for, confidence, query_weights, rrf
 from sidecar.lexical import LexicalQuery, build_query, make_snippet
 from sidecar.snapshot import Snapshot
 
@@ -132,6 +133,7 @@ class Candidates:
     semantic: list[int] = field(default_factory=list)
     note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
     known_share: float | None = None  # share of the query's word pieces the embedding model knows
+    query_vector: np.ndarray | None = None
 
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
@@ -313,24 +315,25 @@ def term_coverage(terms: Sequence[str], text: str) -> float:
     return hits / len(terms)
 
 
-def rare_terms(conn: sqlite3.Connection, terms: Sequence[str], chunk_count: int,
-               cache: dict[str, int] | None = None) -> set[str]:
-    """Terms found in very few chunks: an exact hit on one is strong evidence whatever the cosine.
-    `cache` (kept per index generation) saves the counting query for terms seen before."""
-    limit = max(5, int(chunk_count * 0.01))  # in at most 1% of sections: specific enough to be the answer
+def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: int,
+                    cache: dict[str, int] | None = None) -> dict[str, int]:
+    """Sections holding each term, counted up to evidence.count_cap (a common word costs no more than that).
+    `cache` (kept per index generation) saves the count for terms seen before."""
+    cap = count_cap(sections)
     cache = {} if cache is None else cache
-    rare = set()
-    for term in terms[:8]:
-        if len(term) < 4:
-            continue
-        if term not in cache:
+    counts = {}
+    for term in terms[:MAX_EVIDENCE_TERMS]:
+        key = "df:" + term
+        if key not in cache:
             expr = build_query(f'"{term}"', prefix_last=False).match
-            cache[term] = 0 if expr is None else int(conn.execute(
+            cache[key] = 0 if expr is None else int(conn.execute(
                 "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-                (expr, limit + 1)).fetchone()[0])
-        if 0 < cache[term] <= limit:
-            rare.add(term)
-    return rare
+                (expr, cap)).fetchone()[0])
+        counts[term] = cache[key]
+    return counts
+
+
+MAX_EVIDENCE_TERMS = 16
 
 
 class Searcher:
@@ -368,8 +371,9 @@ class Searcher:
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
         hits = hits[:limit]
-        rare = rare_terms(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else set()
-        results = [self._result(h, cands, chunk_rows, note_rows, lexq, rare) for h in hits]
+        counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
+        evidence = query_evidence(counts, self.snap.chunk_count)
+        results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available) for h in hits]
         if max_tokens:
             _fit_budget(results, chunk_rows, hits, max_tokens, lexq.terms)
         band = overall_band(results)
@@ -402,6 +406,7 @@ class Searcher:
             qvec = self.embedder.encode([query])[0]
             if not np.any(qvec):
                 return cands  # no known token in the query: the semantic leg has nothing to say
+            cands.query_vector = qvec
             cands.semantic, cands.note_similarity = semantic_candidates(
                 self.snap, qvec, allowed, self.ranking.candidates)
         return cands
@@ -423,16 +428,21 @@ class Searcher:
         return {int(r[0]): {"path": r[1], "title": r[2], "mtime_ns": r[3]} for r in rows}
 
     def _result(self, hit: NoteHit, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
-                note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, rare: set[str]) -> dict[str, Any]:
+                note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
+                vectors_available: bool) -> dict[str, Any]:
         best = chunk_rows[hit.chunks[0]]
         note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
         lex_rank = _rank_of(cands.lexical, hit.chunks)
         vec_rank = _rank_of(cands.semantic, hit.chunks)
         similarity = cands.note_similarity.get(hit.note_id)
-        evidence = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
-        coverage = term_coverage(lexq.terms, evidence)
-        rare_hit = bool(rare) and lex_rank is not None and any(term_coverage([t], evidence) == 1.0 for t in rare)
-        band = band_for(similarity, coverage, rare_hit, self.thresholds)
+        text = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
+        found = [t for t in lexq.terms if term_coverage([t], text) == 1.0]
+        coverage = len(found) / len(lexq.terms) if lexq.terms else 0.0
+        exact_missing = bool(evidence.exact - set(found))
+        rare_hit = lex_rank is not None and bool(evidence.rare & set(found))
+        score = confidence(self._cosine(hit, cands), evidence.weighted_coverage(found), evidence.unseen_share) \
+            if vectors_available else None
+        band = band_for(score, coverage, rare_hit and not exact_missing, exact_missing, self.thresholds)
         snippet = make_snippet(best["body"], lexq.terms)
         heading_path = [p for p in best["heading"].split(" > ") if p]
         return {
@@ -445,12 +455,21 @@ class Searcher:
                 "vector_similarity": None if similarity is None else round(similarity, 4),
                 "vector_rank": vec_rank, "graph_boost": None if hit.graph_boost is None else round(hit.graph_boost, 4),
                 "recency_boost": None if hit.recency_boost is None else round(hit.recency_boost, 4),
+                "confidence": None if score is None else round(score, 4),
             },
             "reason": _reason(lex_rank, vec_rank, similarity, coverage, hit, best["heading"]),
             "other_sections": [
                 {"heading": chunk_rows[c]["heading"], "start_line": chunk_rows[c]["start_line"],
                  "end_line": chunk_rows[c]["end_line"]} for c in hit.chunks[1:4]],
         }
+
+    def _cosine(self, hit: NoteHit, cands: Candidates) -> float | None:
+        """The best cosine of the hit's matching sections to the query, whichever leg found them."""
+        if cands.query_vector is None:
+            return None
+        rows = self.snap.rows_for(np.asarray(hit.chunks[:3], dtype=np.int64))
+        rows = rows[rows >= 0]
+        return float((self.snap.matrix[rows] @ cands.query_vector).max()) if len(rows) else None
 
     def _explanation(self, weights: dict[str, float], cands: Candidates, lexq: LexicalQuery,
                      filters: Filters, allowed: set[int] | None) -> dict[str, Any]:

@@ -1,4 +1,11 @@
-from sidecar.fuse import Thresholds, band_for, query_weights, rrf
+"""Fusion and bands: pure functions."""
+
+from __future__ import annotations
+
+import pytest
+
+from sidecar.evidence import query_evidence
+from sidecar.fuse import Thresholds, band_for, confidence, query_weights, rrf
 
 
 def test_rrf_sums_reciprocal_ranks() -> None:
@@ -23,9 +30,25 @@ def test_query_aware_weights() -> None:
 
 def test_bands() -> None:
     t = Thresholds(high=0.6, low=0.4)
-    assert band_for(0.7, 0.0, False, t) == "high"
-    assert band_for(0.5, 1.0, False, t) == "medium"
-    assert band_for(0.2, 0.5, False, t) == "low"
-    assert band_for(0.2, 1.0, True, t) == "high"  # a rare exact identifier is an answer
-    assert band_for(None, 1.0, False, t) == "medium"  # lexical only: never "high" without evidence
-    assert band_for(None, 0.2, False, t) == "low"
+    assert band_for(0.7, 0.0, False, False, t) == "high"
+    assert band_for(0.7, 0.75, False, True, t) == "medium"  # "2023 winners": a hit on 2022 is not an answer
+    assert band_for(0.5, 1.0, False, False, t) == "medium"
+    assert band_for(0.2, 0.5, False, False, t) == "low"
+    assert band_for(0.2, 1.0, True, False, t) == "high"  # a rare exact identifier is an answer
+    assert band_for(None, 1.0, False, False, t) == "medium"  # lexical only: never "high" without evidence
+    assert band_for(None, 0.2, False, False, t) == "low"
+
+
+def test_confidence_weighs_rare_words_found_and_words_the_vault_lacks() -> None:
+    assert confidence(0.5, 0.0, 0.0) == pytest.approx(0.5)
+    assert confidence(0.5, 1.0, 0.0) > confidence(0.5, 0.2, 0.0)
+    assert confidence(0.5, 0.0, 1.0) < confidence(0.5, 0.0, 0.0)  # a made-up word lowers it
+    assert confidence(None, 1.0, 0.0) == pytest.approx(0.5)
+
+
+def test_query_evidence_from_document_counts() -> None:
+    ev = query_evidence({"obsidian": 900, "dataview": 3, "zorblax": 0, "2023": 40}, sections=1000)
+    assert ev.unseen_share == 0.25 and ev.rare == {"dataview"} and ev.exact == {"2023"}
+    assert ev.idf["zorblax"] > ev.idf["dataview"] > ev.idf["obsidian"]
+    assert ev.weighted_coverage(["dataview"]) > ev.weighted_coverage(["obsidian"])
+    assert ev.weighted_coverage(list(ev.idf)) == pytest.approx(1.0)

@@ -44,3 +44,26 @@ def test_a_long_list_note_does_not_outrank_the_note_about_the_thing(index: Vault
     # the failure this guards against: undamped, the list (300 sections, 25 of them on chess) comes first
     undamped = replace(index.ranking, long_note_damping=0.0)
     assert index.search(query, ranking=undamped)["results"][0]["path"] == "Uncategorized plugins.md"
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
+    vault = tmp_path_factory.mktemp("events-vault")
+    for year in (2021, 2022):
+        (vault / f"Plugin contest {year}.md").write_text(
+            f"# Plugin contest {year}\n\nThe winners of the plugin contest {year}: the jury picked three themes and "
+            f"five plugins, announced on the forum in November {year}.\n", encoding="utf-8")
+    (vault / "Gardening.md").write_text("# Gardening\n\nWater tomatoes in the morning.\n", encoding="utf-8")
+    idx = open_index(vault, tmp_path_factory.mktemp("events-index"))
+    idx.index()
+    yield idx
+    idx.close()
+
+
+def test_a_year_the_vault_does_not_have_is_never_a_confident_answer(events: VaultIndex) -> None:
+    assert events.search("plugin contest 2021 winners")["band"] == "high"
+    assert events.search("plugin contest 2023 winners")["band"] != "high"  # 2021 and 2022 are not 2023
+
+
+def test_a_made_up_word_is_low(events: VaultIndex) -> None:
+    assert events.search("zorblaxian quibbleflux")["band"] in ("low", "none")

@@ -16,7 +16,7 @@ from tests import demo_facts
 from tests.conftest import DEMO_VAULT, WriteNote, open_index
 from tests.test_lexical import HOSTILE
 
-SIGNALS = ("fused", "bm25_rank", "vector_similarity", "vector_rank", "graph_boost", "recency_boost")
+SIGNALS = ("fused", "bm25_rank", "vector_similarity", "vector_rank", "graph_boost", "recency_boost", "confidence")
 
 
 @pytest.mark.parametrize("query", HOSTILE)

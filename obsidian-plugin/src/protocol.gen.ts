@@ -159,6 +159,12 @@ export interface SearchScores {
   vector_rank: number | null;
   graph_boost: number | null;
   recency_boost: number | null;
+  /**
+   * What the band is decided on: the best cosine of the hit's sections, plus half the IDF-weighted share of
+   * the query's words it holds, minus 0.3 x the share of the query's words the vault does not have; null
+   * without vectors. Compare with status.bands.
+   */
+  confidence?: number | null;
 }
 
 /** Another matching section of the same note (results are one row per note). */

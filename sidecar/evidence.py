@@ -1,0 +1,40 @@
+"""What a query's words say about a hit, for the confidence bands: which words are rare, which the
+vault does not have at all, and how much of the query's weight a hit holds. Pure: document counts
+in, numbers out (the counting is search.document_counts)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+RARE_SHARE = 0.01  # a term in at most 1% of sections is specific enough to be the answer
+MIN_COUNT_CAP = 500  # counting stops here: a term in 500+ sections is common, however many more
+EXACT = re.compile(r"\d")  # years, versions, error codes: a hit without the very number does not answer
+
+
+@dataclass(frozen=True, slots=True)
+class QueryEvidence:
+    idf: dict[str, float]  # term -> inverse document frequency (unseen terms get the highest)
+    unseen_share: float  # share of the query's terms found in no section at all
+    rare: frozenset[str]  # terms found in a few sections only
+    exact: frozenset[str]  # terms with digits, which only an exact hit answers ("2023", "v1", "e404")
+
+    def weighted_coverage(self, found: Sequence[str]) -> float:
+        total = sum(self.idf.values())
+        return sum(self.idf[t] for t in found if t in self.idf) / total if total else 0.0
+
+
+def count_cap(sections: int) -> int:
+    return max(MIN_COUNT_CAP, int(sections * RARE_SHARE)) + 1
+
+
+def query_evidence(counts: Mapping[str, int], sections: int) -> QueryEvidence:
+    """From each term's section count (capped at count_cap) and the number of sections."""
+    n = max(1, sections)
+    idf = {t: math.log((n + 1) / (c + 0.5)) if c else math.log(2 * (n + 1)) for t, c in counts.items()}
+    unseen = sum(1 for c in counts.values() if c == 0) / len(counts) if counts else 0.0
+    rare = frozenset(t for t, c in counts.items() if 0 < c <= max(5, int(n * RARE_SHARE)) and len(t) >= 4)
+    exact = frozenset(t for t in counts if EXACT.search(t))
+    return QueryEvidence(idf, unseen, rare, exact)
