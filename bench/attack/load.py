@@ -98,7 +98,7 @@ def client(live: Live, n: int, stop: threading.Event, stats: Stats, result: Resu
             else:
                 tool, args = {
                     "mcp search": ("search", {"query": rng.choice(("sourdough", "coffee beans", "tomato seedlings")),
-                                              "limit": 10}),
+                                              "limit": 10, "explain": True}),  # title and score too
                     "mcp read_note": ("read_note", {"path": path, "max_chars": 2000}),
                     "mcp related_notes": ("related_notes", {"path": path, "limit": 5}),
                     "mcp note_links": ("note_links", {"path": path}),
