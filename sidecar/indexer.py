@@ -50,6 +50,7 @@ class IndexReport:
     skipped: list[Skip] = field(default_factory=list)
     vectors_missing: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time for the run (all threads): what a busy machine does not inflate
     cancelled: bool = False
     changed_paths: list[str] = field(default_factory=list)
 
@@ -59,7 +60,7 @@ class IndexReport:
             "unchanged": self.unchanged, "renamed": self.renamed, "deleted": self.deleted,
             "embedded": self.embedded, "vectors_missing": self.vectors_missing,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
-            "seconds": round(self.seconds, 3), "cancelled": self.cancelled,
+            "seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3), "cancelled": self.cancelled,
         }
 
 
@@ -165,7 +166,7 @@ class Indexer:
             return report
 
     def _run(self, full: bool, progress: ProgressFn, cancel: threading.Event) -> IndexReport:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         report = IndexReport(full=full)
         self.vault.reload_rules()
         progress(Progress("scan", 0, 0))
@@ -188,6 +189,7 @@ class Indexer:
         elif not finished:
             report.vectors_missing = self.store.count_missing_vectors()
         report.seconds = time.perf_counter() - started
+        report.cpu_seconds = time.process_time() - cpu_started
         progress(Progress("done", report.scanned, report.scanned))
         return report
 
