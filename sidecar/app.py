@@ -278,9 +278,13 @@ class VaultIndex:
 
 
 def _note_writer(core: VaultIndex) -> NoteWriter:
+    from sidecar.files import SUPPORTED  # noqa: PLC0415
     from sidecar.history import History  # noqa: PLC0415  (writes are off by default)
     from sidecar.writes import NoteWriter  # noqa: PLC0415
 
+    if not SUPPORTED:
+        raise ValueError("--allow-writes needs file operations relative to a folder (POSIX: Linux, macOS); "
+                         "on this system the sidecar stays read-only")
     settings = core.settings
     history = History(settings.index_dir / "history.sqlite3", settings.history_max_bytes, settings.history_days)
     return NoteWriter(core, history)

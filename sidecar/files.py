@@ -19,6 +19,8 @@ from pathlib import Path
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 TRASH = ".trash"  # Obsidian's own "move to the vault's trash" folder
+# Every call below works relative to a folder descriptor; where the OS cannot (Windows), writes stay off.
+SUPPORTED = {os.open, os.stat, os.mkdir, os.rename, os.unlink} <= os.supports_dir_fd  # (replace: as rename)
 
 
 class UnsafePath(Exception):
