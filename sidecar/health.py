@@ -52,7 +52,7 @@ SUGGEST_ITEMS = 500  # items of a section that get suggestions: each costs a pas
 RELATED_WEIGHTS = RelatedWeights()
 NO_ROWS = np.zeros(0, np.int64)
 NAME_CUTOFF = 0.75  # difflib ratio for "did you mean": catches typos and plurals, not unrelated names
-MEANING_CUTOFF = 0.65  # cosine of a missing link's text and a note; measured: below it, mostly noise
+MEANING_CUTOFF = 0.65  # cosine of a missing link's text and a note (its best model part); measured: below it, mostly noise
 BLOCK_ROWS = 1024  # rows per matrix block: bounds memory on big vaults (1024 x 6.5k floats = 27 MB)
 ATTACHMENT_EXT = re.compile(r"^(?=.*[a-z])[a-z0-9]{1,8}$")
 ATTACHMENT_EXTENSIONS = frozenset((
@@ -743,12 +743,24 @@ def _close_in_meaning(ctx: _Context, targets: Sequence[str]) -> dict[str, list[t
     if ctx.embedder is None or len(nv.ids) == 0 or ctx.embedder.dim != nv.matrix.shape[1]:
         return {}
     queries = ctx.embedder.encode([posixpath.basename(t) for t in targets])
+    # The best part's cosine: a link's few words are often well known to one model of the pair only
+    # ("Goals 2027" ~ "2025 Goals": 0.92 in the English part, 0.72 in the multilingual one).
+    parts = ctx.embedder.part_slices
+    notes = [_unit(nv.matrix[:, sl]) for sl in parts] if len(parts) > 1 else [nv.matrix]
     out: dict[str, list[tuple[int, float]]] = {}
     for start in range(0, len(targets), BLOCK_ROWS):
-        sims = queries[start:start + BLOCK_ROWS] @ nv.matrix.T
+        block = queries[start:start + BLOCK_ROWS]
+        sims = np.max([_unit(block[:, sl]) @ m.T for sl, m in zip(parts, notes, strict=True)], axis=0) \
+            if len(parts) > 1 else block @ nv.matrix.T
         for i, row in enumerate(sims):
             best = best_rows(np.where(row >= MEANING_CUTOFF, row, 0.0).astype(np.float32), SUGGESTIONS)
             out[targets[start + i]] = [(int(nv.ids[j]), float(row[j])) for j in best]
+    return out
+
+
+def _unit(rows: Matrix) -> Matrix:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    out: Matrix = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
     return out
 
 

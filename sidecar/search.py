@@ -403,7 +403,7 @@ class Searcher:
             cands.known_share = self.embedder.known_share(query)
             if cands.known_share < MIN_KNOWN_SHARE:
                 return cands  # mostly unknown pieces: the vector would be noise, so keywords decide alone
-            qvec = self.embedder.encode([query])[0]
+            qvec = self.embedder.encode_query(query)
             if not np.any(qvec):
                 return cands  # no known token in the query: the semantic leg has nothing to say
             cands.query_vector = qvec

@@ -16,9 +16,14 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from sidecar.embed import DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
+from sidecar.embed import COMPOSITE_FILE, DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
 
-DIM = 256
+MODELS = DEFAULT_MODEL_DIR.parent
+ENGLISH = MODELS / "minilm-l6-m2v-256-int8"  # the shipped parts of the default, each a Model2Vec folder
+MULTILINGUAL = MODELS / "use-m3-m2v-256-int8"
+PARTS = (ENGLISH, MULTILINGUAL)
+DIM = 512  # the default: both parts side by side
+PART_DIM = 256
 
 
 @pytest.fixture
@@ -101,48 +106,80 @@ def test_fingerprint_is_stable_across_loads(embedder: Embedder) -> None:
 
 def test_fingerprint_changes_with_the_weights(embedder: Embedder, tmp_path: Path) -> None:
     altered = tmp_path / "altered"
-    shutil.copytree(DEFAULT_MODEL_DIR, altered)
+    shutil.copytree(ENGLISH, altered)
     # Nudge a single int8 weight: the smallest change that makes a different model.
     tensors = load_file(altered / "model.safetensors")
     tensors["embeddings"][100, 0] ^= 1
     save_file(tensors, altered / "model.safetensors")
     other = Embedder.load(str(altered))
-    assert other.dim == DIM
+    assert other.dim == PART_DIM
     assert other.name == "altered"
-    assert other.fingerprint != embedder.fingerprint
+    assert other.fingerprint != Embedder.load(str(ENGLISH)).fingerprint
 
 
-def test_fingerprint_ignores_documentation(embedder: Embedder, tmp_path: Path) -> None:
+def test_fingerprint_ignores_documentation(tmp_path: Path) -> None:
     copy = tmp_path / "copy"
-    shutil.copytree(DEFAULT_MODEL_DIR, copy)
+    shutil.copytree(ENGLISH, copy)
     (copy / "README.md").write_text("edited\n")
-    assert Embedder.load(str(copy)).fingerprint == embedder.fingerprint
+    assert Embedder.load(str(copy)).fingerprint == Embedder.load(str(ENGLISH)).fingerprint
 
 
-def test_sha256sums_match_shipped_files() -> None:
-    lines = (DEFAULT_MODEL_DIR / "SHA256SUMS").read_text().splitlines()
+@pytest.mark.parametrize("folder", PARTS, ids=lambda p: p.name)
+def test_sha256sums_match_shipped_files(folder: Path) -> None:
+    lines = (folder / "SHA256SUMS").read_text().splitlines()
     listed = {name: digest for digest, name in (line.split("  ", 1) for line in lines)}
-    shipped = {p.name for p in DEFAULT_MODEL_DIR.iterdir() if p.is_file() and p.name != "SHA256SUMS"}
+    shipped = {p.name for p in folder.iterdir() if p.is_file() and p.name != "SHA256SUMS"}
     assert set(listed) == shipped
     assert {"model.safetensors", "tokenizer.json", "config.json", "LICENSE", "NOTICE", "README.md"} <= shipped
     for name, digest in listed.items():
-        assert hashlib.sha256((DEFAULT_MODEL_DIR / name).read_bytes()).hexdigest() == digest, name
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
 
 
-def test_shipped_files_hold_no_absolute_path() -> None:
-    config = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text())
-    assert config["tokenizer_name"] == "sentence-transformers/all-MiniLM-L6-v2"
-    for name in ("config.json", "README.md", "modules.json"):
-        text = (DEFAULT_MODEL_DIR / name).read_text()
+@pytest.mark.parametrize("folder", [*PARTS, DEFAULT_MODEL_DIR], ids=lambda p: p.name)
+def test_shipped_files_hold_no_absolute_path(folder: Path) -> None:
+    for name in ("config.json", "README.md", "modules.json", COMPOSITE_FILE):
+        if not (folder / name).exists():
+            continue
+        text = (folder / name).read_text()
         for marker in ("/tmp/", "/home/", "/root/", "site-packages", "C:\\"):
             assert marker not in text, f"{name} contains {marker!r}"
 
 
-def test_shipped_license_is_apache(embedder: Embedder) -> None:
-    readme = (DEFAULT_MODEL_DIR / "README.md").read_text()
-    assert "license: apache-2.0" in readme
-    assert "mit" not in readme.split("---")[1].lower()
-    assert "Apache License" in (DEFAULT_MODEL_DIR / "LICENSE").read_text()
+def test_the_english_part_is_minilm() -> None:
+    config = json.loads((ENGLISH / "config.json").read_text())
+    assert config["tokenizer_name"] == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.mark.parametrize("folder", PARTS, ids=lambda p: p.name)
+def test_shipped_license_is_apache(folder: Path) -> None:
+    readme = (folder / "README.md").read_text()
+    assert "license: apache-2.0" in readme.lower()
+    assert "Apache License" in (folder / "LICENSE").read_text()
+
+
+def test_the_default_is_both_parts_side_by_side(embedder: Embedder) -> None:
+    spec = json.loads((DEFAULT_MODEL_DIR / COMPOSITE_FILE).read_text())
+    assert [(DEFAULT_MODEL_DIR / p["folder"]).resolve() for p in spec["parts"]] == [p.resolve() for p in PARTS]
+    english, multilingual = Embedder.load(str(ENGLISH)), Embedder.load(str(MULTILINGUAL))
+    a, b = "export a note as a PDF", "save my page as a printable document"
+    pair = embedder.encode([a, b])
+    mean = (float(english.encode([a])[0] @ english.encode([b])[0]) +
+            float(multilingual.encode([a])[0] @ multilingual.encode([b])[0])) / 2
+    assert float(pair[0] @ pair[1]) == pytest.approx(mean, abs=1e-4)  # equal weights: the mean of the cosines
+
+
+def test_a_part_that_cannot_read_the_query_is_left_out(embedder: Embedder) -> None:
+    query = embedder.encode_query("如何申请退款")
+    assert not np.any(query[:PART_DIM])  # the English part knows no piece of it
+    assert np.linalg.norm(query[PART_DIM:]) == pytest.approx(1.0, abs=1e-5)
+    english = embedder.encode_query("how do I get a refund")
+    assert np.any(english[:PART_DIM]) and np.any(english[PART_DIM:])
+
+
+def test_a_broken_parts_file_is_explained(tmp_path: Path) -> None:
+    (tmp_path / COMPOSITE_FILE).write_text('{"parts": [{"weight": 1}]}')
+    with pytest.raises(ModelUnavailable, match="not a valid list of model parts"):
+        Embedder.load(str(tmp_path))
 
 
 def test_missing_local_path_is_explained(no_network: None, tmp_path: Path) -> None:
@@ -172,7 +209,7 @@ def test_unreachable_hub_id_is_explained(no_network: None) -> None:
 def test_hub_id_loads_from_the_local_hub_cache(embedder: Embedder, tmp_path: Path) -> None:
     # A subprocess, because huggingface_hub reads HF_HUB_CACHE and HF_HUB_OFFLINE once, at import.
     snapshot = tmp_path / "hub" / "models--example-owner--cached-model" / "snapshots" / "0123abc"
-    shutil.copytree(DEFAULT_MODEL_DIR, snapshot)
+    shutil.copytree(ENGLISH, snapshot)
     script = (
         "from sidecar.embed import Embedder\n"
         "m = Embedder.load('example-owner/cached-model')\n"
@@ -182,4 +219,4 @@ def test_hub_id_loads_from_the_local_hub_cache(embedder: Embedder, tmp_path: Pat
     result = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True, timeout=60
     )
-    assert result.stdout.split() == ["example-owner/cached-model", str(DIM), embedder.fingerprint]
+    assert result.stdout.split() == ["example-owner/cached-model", str(PART_DIM), Embedder.load(str(ENGLISH)).fingerprint]

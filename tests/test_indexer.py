@@ -214,7 +214,7 @@ def test_a_different_model_reembeds_everything(tmp_path: Path) -> None:
     from sidecar.embed import DEFAULT_MODEL_DIR
 
     other = tmp_path / "other-model"
-    shutil.copytree(DEFAULT_MODEL_DIR, other)
+    shutil.copytree(DEFAULT_MODEL_DIR.parent / "minilm-l6-m2v-256-int8", other)  # one part of the default pair
     weights = other / "model.safetensors"
     data = bytearray(weights.read_bytes())
     data[-1] ^= 1  # one int8 weight differs: a different model, same shape

@@ -210,7 +210,7 @@ def test_incremental_snapshot_equals_a_full_reload(tmp_path: Path) -> None:
     index.index()
     after = index.snapshot()
     assert after is not before and after.generation != before.generation
-    full = load_snapshot(index.reader(), index.backend, 256)
+    full = load_snapshot(index.reader(), index.backend, index.embedder.dim if index.embedder else None)
     assert np.array_equal(after.vector_ids, full.vector_ids)
     assert np.array_equal(after.vector_notes, full.vector_notes)
     assert np.allclose(after.matrix, full.matrix)
