@@ -64,7 +64,7 @@ def configs(base: Ranking) -> list[Config]:
         Config("rrf+sections", "hybrid", replace(plain, section_bonus=base.section_bonus or 0.1)),
         Config("rrf+coverage", "hybrid", replace(plain, coverage_weight=base.coverage_weight or 0.3)),
         Config("rrf+k30", "hybrid", replace(plain, rrf_k=base.rrf_k)),
-        Config("rrf+long-note-damping", "hybrid", replace(plain, long_note_damping=base.long_note_damping or 0.05)),
+        Config("rrf+long-note-damping", "hybrid", replace(plain, long_note_damping=base.long_note_damping or 0.08)),
         Config("full", "hybrid", base),
         Config("full-typed", "hybrid", base, typed=True),
         # leave one out: what each ingredient is worth with all the others on

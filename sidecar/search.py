@@ -83,8 +83,9 @@ class Ranking:
     section_bonus: float = 0.1  # share of a note's 2nd/3rd matching sections added to its score
     coverage_weight: float = 0.3  # lift for the share of query words the best section holds: keeps the
     # boosts above from putting a partial match over the one note that has every word
-    long_note_damping: float = 0.05  # a note's score / (1 + this * log2(its sections)): a list of 500 plugins has
-    # a section near almost any query, and the best of many sections is high by chance (docs/ranking.md)
+    long_note_damping: float = 0.08  # a note's score / (1 + this * log2(sections / long_note_sections)): a list of
+    # 500 plugins has a section near almost any query, and the best of many sections is high by chance
+    long_note_sections: int = 4  # notes up to this many sections are not damped at all
     column_weights: tuple[float, float, float, float] = (1.0, 1.0, 0.3, 1.0)  # body, heading, context (as the seeds), cjk
 
 
@@ -253,11 +254,11 @@ def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int], se
     return hits
 
 
-def damp_long_notes(hits: list[NoteHit], sections: dict[int, int], damping: float) -> None:
+def damp_long_notes(hits: list[NoteHit], sections: dict[int, int], damping: float, free: int) -> None:
     if damping <= 0:
         return
     for hit in hits:
-        hit.fused /= 1 + damping * math.log2(max(1, sections.get(hit.note_id, 1)))
+        hit.fused /= 1 + damping * math.log2(max(1.0, sections.get(hit.note_id, 1) / max(1, free)))
     hits.sort(key=lambda h: -h.fused)
 
 
@@ -364,7 +365,7 @@ class Searcher:
             fused[chunk_id] *= BOILERPLATE_WEIGHT
         chunk_rows = self._chunk_rows(list(fused))
         hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()}, self.ranking.section_bonus)
-        damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping)
+        damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])

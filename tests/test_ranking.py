@@ -10,7 +10,7 @@ import pytest
 from sidecar.app import VaultIndex
 from tests.conftest import open_index
 
-TOPICS = ["chess games", "dice tables", "kanban boards", "tarot spreads", "music scores", "recipe scaling",
+TOPICS = ["chess games move by move", "dice tables", "kanban boards", "tarot spreads", "music scores", "recipe scaling",
           "flashcard decks", "citation styles", "calendar sync", "word counts", "habit streaks", "map pins"]
 
 
@@ -19,7 +19,7 @@ def _list_note() -> str:
     parts = ["# Uncategorized plugins\n"]
     for i in range(300):
         topic = TOPICS[i % len(TOPICS)]
-        parts.append(f"## Plugin {i}\n\nA plugin for {topic}: it helps with {topic} in your notes.\n")
+        parts.append(f"## Plugin {i}\n\nA plugin to step through {topic}: it helps with {topic} in your notes.\n")
     return "\n".join(parts)
 
 
