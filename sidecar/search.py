@@ -138,21 +138,21 @@ class Candidates:
 
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
-                       ranking: Ranking, counts: dict[str, int] | None = None, typed: bool = True) -> list[int]:
+                       ranking: Ranking, counts: dict[str, int] | None = None) -> list[int]:
     """BM25 candidates: sections holding every term first, then (if too few) those holding some.
 
     Asking for all terms first is both the better ranking (coverage) and the fast path: OR over
     common words makes FTS5 score tens of thousands of rows, AND intersects the posting lists."""
     if query.match is None:
         return []
-    found = _all_then_any(conn, query, allowed, ranking, counts, typed)
+    found = _all_then_any(conn, query, allowed, ranking, counts)
     if not found and query.fallback:  # no CJK bigram in common: sections sharing single characters
         found = _bm25(conn, query.fallback, allowed, ranking, ranking.candidates)
     return found
 
 
 def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
-                  ranking: Ranking, counts: dict[str, int] | None, typed: bool) -> list[int]:
+                  ranking: Ranking, counts: dict[str, int] | None) -> list[int]:
     assert query.match is not None
     if len(query.parts) < 2 or query.match_all is None:
         return _bm25(conn, query.match, allowed, ranking, ranking.candidates)
@@ -160,8 +160,8 @@ def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[in
     if len(strict) >= ranking.candidates // 2:
         return strict
     seen = set(strict)
-    loose_match = _specific_any(conn, query, counts) if typed else str(query.match)
-    loose = [c for c in _bm25(conn, loose_match, allowed, ranking, ranking.candidates) if c not in seen]
+    loose = [c for c in _bm25(conn, _specific_any(conn, query, counts), allowed, ranking, ranking.candidates)
+             if c not in seen]
     return strict + loose[: ranking.candidates - len(strict)]
 
 
@@ -355,8 +355,11 @@ class Searcher:
         vectors_available = self.embedder is not None and len(self.snap.vector_ids) > 0
         effective_mode = mode if vectors_available or mode == "lexical" else "lexical"
         allowed = allowed_notes(self.conn, filters)
+        # A submitted query keeps its function words in the all-terms pass (an intersection, cheap); typed
+        # or submitted, words in >5% of sections stay out of the wide OR: keeping them there cost 4x the
+        # time for no gain on the shared sets (docs/ranking.md). Only a query being typed ends in a prefix.
         lexq = build_query(text, prefix_last=typed, drop_stopwords=typed)
-        cands = self._candidates(query, lexq, allowed, effective_mode, typed)
+        cands = self._candidates(query, lexq, allowed, effective_mode)
         weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
             if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
         legs = {"lexical": cands.lexical, "semantic": cands.semantic}
@@ -395,11 +398,11 @@ class Searcher:
         return response
 
     # ---- stages -------------------------------------------------------------------------
-    def _candidates(self, query: str, lexq: LexicalQuery, allowed: set[int] | None, mode: str, typed: bool) -> Candidates:
+    def _candidates(self, query: str, lexq: LexicalQuery, allowed: set[int] | None, mode: str) -> Candidates:
         cands = Candidates()
         if mode in ("hybrid", "lexical"):
             self.snap.term_counts.setdefault("", self.snap.chunk_count)
-            cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking, self.snap.term_counts, typed)
+            cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking, self.snap.term_counts)
         if mode in ("hybrid", "semantic") and self.embedder is not None:
             cands.known_share = self.embedder.known_share(query)
             if cands.known_share < MIN_KNOWN_SHARE:
