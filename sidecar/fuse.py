@@ -40,14 +40,19 @@ IDENTIFIER = re.compile(r"(^|\s)(_\w+|\w+_\w+|[a-z]+[A-Z]\w*|[A-Z]{2,}\w*|\w*\d\
 QUESTION = re.compile(r"^(how|what|why|when|where|which|who|can|should|is|are|do|does|como|o que|por que|qual)\b", re.I)
 
 
+def is_identifier_query(query: str) -> bool:
+    """A few words, one of them code-like (`_rrf_fuse`, `SQLITE_BUSY`, `x86-64-v2`): an exact-term search."""
+    words = query.split()
+    return bool(words) and len(words) <= 4 and IDENTIFIER.search(query) is not None
+
+
 def query_weights(query: str, lexical: float = 1.0, semantic: float = 1.0, questions: float = 1.0) -> dict[str, float]:
     """Identifier-like queries lean lexical; questions lean semantic by `questions` (1.0 = not at all).
 
     The evaluation (docs/ranking.md) kept the identifier rule and found no gain in leaning
     questions towards the static-embedding leg, so that factor defaults to 1.0.
     """
-    words = query.split()
-    if words and IDENTIFIER.search(query) and len(words) <= 4:
+    if is_identifier_query(query):
         return {"lexical": lexical * 1.5, "semantic": semantic * 0.6}
     if QUESTION.search(query.strip()) or query.strip().endswith("?"):
         return {"lexical": lexical, "semantic": semantic * questions}

@@ -21,7 +21,7 @@ from sidecar.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.embed import Embedder
 from sidecar.errors import InvalidParams
 from sidecar.evidence import QueryEvidence, count_cap, query_evidence
-from sidecar.fuse import CAVEATS, Thresholds, band_for, confidence, query_weights, rrf
+from sidecar.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
 from sidecar.lexical import LexicalQuery, build_query, make_snippet
 from sidecar.snapshot import Snapshot
 
@@ -368,7 +368,8 @@ class Searcher:
             fused[chunk_id] *= BOILERPLATE_WEIGHT
         chunk_rows = self._chunk_rows(list(fused))
         hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()}, self.ranking.section_bonus)
-        damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
+        if not is_identifier_query(query):  # an exact identifier's section is no chance match, however long its note
+            damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
