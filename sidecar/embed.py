@@ -8,9 +8,11 @@ models can be a local folder or, where the Hugging Face hub is reachable, a hub 
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -85,9 +87,9 @@ class Embedder:
     def _load_folder(cls, folder: Path, name: str) -> Embedder:
         if not folder.is_dir():
             raise ModelUnavailable(f"{folder} is not a folder. Pass the path of {_MODEL_FILES_HINT}.")
-        if (folder / COMPOSITE_FILE).is_file():
-            return cls(_composite_parts(folder), name, folder)
-        return cls([_Part(_static(folder), folder)], name, folder)
+        parts = _composite_parts(folder) if (folder / COMPOSITE_FILE).is_file() else [_Part(_static(folder), folder)]
+        _trim_heap()
+        return cls(parts, name, folder)
 
     @classmethod
     def _load_hub(cls, model_id: str) -> Embedder:
@@ -184,6 +186,17 @@ def _static(folder: Path) -> StaticModel:
             f"The folder must be {_MODEL_FILES_HINT}. If this is the embedded default, "
             "reinstall vault-sidecar or rebuild it with `python3 build.py model`."
         ) from exc
+
+
+def _trim_heap() -> None:
+    """model2vec copies each tokenizer while loading (about 120 MB for the multilingual one's 128k
+    pieces); glibc keeps the freed pages unless asked to hand them back (352 -> 234 MB measured)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # musl or another libc: nothing to trim this way
+        return
 
 
 def _composite_parts(folder: Path) -> list[_Part]:
