@@ -22,7 +22,7 @@ from sidecar.config import Settings
 from sidecar.db import SCHEMA_VERSION, connect
 from sidecar.embed import Embedder, ModelUnavailable
 from sidecar.errors import IndexNotReady, InvalidParams, NotFound
-from sidecar.fuse import DEFAULT_HIGH, DEFAULT_LOW, Thresholds
+from sidecar.fuse import BAND_RULE, DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import LINKS_PENDING, Indexer, IndexReport, ProgressFn
 from sidecar.private import private_dir
 from sidecar.redact import rules_fingerprint
@@ -107,8 +107,10 @@ class VaultIndex:
         return Thresholds(float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
 
     def save_thresholds(self, low: float, high: float, source: str = "manual", chunks: int = 0) -> None:
+        measured_with = f"{self.embedder.fingerprint} {BAND_RULE}" if self.embedder else BAND_RULE
         with self.indexer.lock, self.store.transaction():  # the single writer
-            for key, value in (("band_low", low), ("band_high", high), ("band_source", source), ("band_chunks", chunks)):
+            for key, value in (("band_low", low), ("band_high", high), ("band_source", source), ("band_chunks", chunks),
+                               ("band_measured_with", measured_with)):
                 self.store.set_meta(key, str(value))
 
     def _require_index(self) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from sidecar.app import VaultIndex
 from sidecar.cjk import UNSPACED_CHAR
-from sidecar.fuse import DEFAULT_HIGH, DEFAULT_LOW
+from sidecar.fuse import BAND_RULE, DEFAULT_HIGH, DEFAULT_LOW
 from sidecar.search import term_coverage
 
 OFF_TOPIC = (
@@ -109,13 +109,14 @@ RECALIBRATE_GROWTH = 0.2  # automatic thresholds are re-measured when the vault 
 
 
 def needs_auto_calibration(index: VaultIndex) -> bool:
-    """No thresholds yet, or automatic ones measured on a noticeably different vault (never manual ones)."""
+    """No thresholds yet, or automatic ones measured on a noticeably different vault, with another model
+    or by another band rule (never manual ones)."""
     meta = dict(index.reader().execute(
-        "SELECT key, value FROM meta WHERE key IN ('band_source', 'band_chunks')").fetchall())
+        "SELECT key, value FROM meta WHERE key IN ('band_source', 'band_chunks', 'band_measured_with')").fetchall())
     chunks = int(index.reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
     if index.embedder is None or chunks < MIN_CHUNKS or meta.get("band_source") == "manual":
         return False
-    if "band_chunks" not in meta:
+    if "band_chunks" not in meta or meta.get("band_measured_with") != f"{index.embedder.fingerprint} {BAND_RULE}":
         return True
     before = max(1, int(meta["band_chunks"]))
     return abs(chunks - before) / before > RECALIBRATE_GROWTH

@@ -80,3 +80,15 @@ def test_json_lines_query_files_load_as_the_shared_sets_write_them(tmp_path: Pat
     assert evaluate.load_queries(path) == [
         {"id": "a", "query": "refund", "relevant": {"R.md": 2}, "kind": "keyword"},
         {"id": "b", "query": "weather", "relevant": {}, "kind": "unanswerable"}]
+
+
+def test_automatic_bands_are_measured_again_for_another_model(tmp_path: Path) -> None:
+    from sidecar.calibrate import needs_auto_calibration
+    from tests.conftest import open_index
+
+    index = open_index(ROOT / "examples" / "demo-vault", tmp_path)
+    index.index()  # calibrates automatically: the demo vault has 50+ sections
+    assert not needs_auto_calibration(index)
+    index.store.conn.execute("UPDATE meta SET value = 'another-model confidence-1' WHERE key = 'band_measured_with'")
+    assert needs_auto_calibration(index)  # thresholds measured with another model say nothing about this one
+    index.close()
