@@ -2,7 +2,7 @@
 
 import { Notice, type Plugin, type WorkspaceLeaf } from "obsidian";
 
-import { HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./context";
+import { EDITS_VIEW, HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./context";
 import { SearchModal } from "./views/search-modal";
 import { SearchView } from "./views/search-view";
 import { describeError } from "./client";
@@ -116,6 +116,11 @@ export function registerCommands(plugin: Plugin, ctx: PluginContext): void {
     id: "open-health-view",
     name: "Open vault health",
     callback: () => void revealView(ctx, HEALTH_VIEW, "tab"),
+  });
+  plugin.addCommand({
+    id: "open-agent-edits",
+    name: "Open agent edits",
+    callback: () => void revealView(ctx, EDITS_VIEW, "right"),
   });
   plugin.addCommand({
     id: "reindex",

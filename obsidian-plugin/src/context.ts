@@ -14,3 +14,4 @@ export interface PluginContext {
 export const RELATED_VIEW = "vault-sidecar-related";
 export const SEARCH_VIEW = "vault-sidecar-search";
 export const HEALTH_VIEW = "vault-sidecar-health";
+export const EDITS_VIEW = "vault-sidecar-edits";

@@ -3,11 +3,12 @@
 import { FileSystemAdapter, Notice, Plugin } from "obsidian";
 
 import { copyMcpConfig, registerCommands, reindex, showAgentEdit } from "./commands";
-import { HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./context";
+import { EDITS_VIEW, HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./context";
 import { RESTART_KEYS, SidecarSettingTab, exclusionList, normalizeSettings, type SettingsHost, type SidecarSettings } from "./settings";
 import type { EditRecord } from "./protocol.gen";
 import { Sidecar, type SidecarSnapshot } from "./sidecar";
 import { StatusBar } from "./status-bar";
+import { EditsView } from "./views/edits-view";
 import { HealthView } from "./views/health-view";
 import { RelatedView } from "./views/related-view";
 import { SearchView } from "./views/search-view";
@@ -39,6 +40,7 @@ export default class VaultSidecarPlugin extends Plugin implements SettingsHost, 
     this.registerView(RELATED_VIEW, (leaf) => new RelatedView(leaf, this));
     this.registerView(SEARCH_VIEW, (leaf) => new SearchView(leaf, this));
     this.registerView(HEALTH_VIEW, (leaf) => new HealthView(leaf, this));
+    this.registerView(EDITS_VIEW, (leaf) => new EditsView(leaf, this));
     this.registerHoverLinkSource(RELATED_VIEW, { display: "Vault Sidecar: related notes", defaultMod: false });
     this.registerHoverLinkSource(SEARCH_VIEW, { display: "Vault Sidecar: search", defaultMod: true });
     registerCommands(this, this);

@@ -23,6 +23,8 @@ export interface SidecarSnapshot {
   error: string | null;
   /** Kind of the latest start error, e.g. `not_found`, `python_too_old`. */
   errorKind: string | null;
+  /** What to do about the latest start error ("Install the sidecar … or set its full path …"). */
+  errorHint: string | null;
   eventsConnected: boolean;
   restartInMs: number | null;
 }
@@ -35,7 +37,7 @@ export class Sidecar extends Events {
   private unlisten: (() => void) | null = null;
   private statusTimer: number | null = null;
   snapshot: SidecarSnapshot = {
-    phase: "stopped", status: null, progress: null, error: null, errorKind: null, eventsConnected: false, restartInMs: null,
+    phase: "stopped", status: null, progress: null, error: null, errorKind: null, errorHint: null, eventsConnected: false, restartInMs: null,
   };
 
   constructor(options: () => SidecarProcessOptions) {
@@ -72,7 +74,7 @@ export class Sidecar extends Events {
 
   async restart(): Promise<void> {
     await this.stop();
-    this.update({ error: null, errorKind: null, status: null });
+    this.update({ error: null, errorKind: null, errorHint: null, status: null });
     this.start();
   }
 
@@ -141,7 +143,7 @@ export class Sidecar extends Events {
           agent_edit: (edit) => this.trigger("agent-edit", edit),
           connection: (connected) => this.update({ eventsConnected: connected }),
         });
-        this.update({ phase: "running", error: null, errorKind: null, restartInMs: null });
+        this.update({ phase: "running", error: null, errorKind: null, errorHint: null, restartInMs: null });
         this.trigger("connected");
         void this.refreshStatus();
         break;
@@ -149,12 +151,16 @@ export class Sidecar extends Events {
       case "restarting":
         this.disconnect();
         this.update({
-          phase: "restarting", error: state.error.describe(), errorKind: state.error.kind, restartInMs: state.delayMs,
+          phase: "restarting", error: state.error.describe(), errorKind: state.error.kind, errorHint: state.error.hint || null,
+          restartInMs: state.delayMs,
         });
         break;
       case "failed":
         this.disconnect();
-        this.update({ phase: "failed", error: state.error.describe(), errorKind: state.error.kind, restartInMs: null });
+        this.update({
+          phase: "failed", error: state.error.describe(), errorKind: state.error.kind, errorHint: state.error.hint || null,
+          restartInMs: null,
+        });
         break;
       case "stopped":
         this.disconnect();

@@ -65,12 +65,13 @@ export function requestUrl(request: RequestUrlParam | string): Promise<RequestUr
 export interface EventRef {
   name: string;
   fn: (...data: unknown[]) => unknown;
+  owner?: Events;
 }
 
 export class Events {
   private handlers = new Map<string, EventRef[]>();
   on(name: string, callback: (...data: unknown[]) => unknown): EventRef {
-    const ref = { name, fn: callback };
+    const ref = { name, fn: callback, owner: this };
     this.handlers.set(name, [...(this.handlers.get(name) ?? []), ref]);
     return ref;
   }
@@ -289,3 +290,43 @@ export class Setting {
     return this;
   }
 }
+
+/** Enough of ItemView for views to be opened and driven in happy-dom tests (leaf: { app }). */
+export class ItemView extends Component {
+  app: unknown;
+  leaf: unknown;
+  containerEl: HTMLElement;
+  contentEl: HTMLElement;
+  private cleanups: (() => void)[] = [];
+  constructor(leaf: { app?: unknown }) {
+    super();
+    this.leaf = leaf;
+    this.app = leaf.app;
+    if (typeof document === "undefined") throw new Error("ItemView needs a DOM test environment (happy-dom)");
+    this.containerEl = document.createElement("div");
+    this.contentEl = this.containerEl.appendChild(document.createElement("div"));
+  }
+  registerEvent(ref: EventRef & { owner?: Events }): void {
+    this.cleanups.push(() => ref.owner?.offref(ref));
+  }
+  registerDomEvent(el: HTMLElement, type: string, fn: (evt: Event) => void): void {
+    el.addEventListener(type, fn);
+    this.cleanups.push(() => el.removeEventListener(type, fn));
+  }
+  async onOpen(): Promise<void> {}
+  async onClose(): Promise<void> {}
+  /** Test helper: what Obsidian does when the leaf closes. */
+  async close(): Promise<void> {
+    for (const fn of this.cleanups.splice(0)) fn();
+    await this.onClose();
+  }
+}
+
+export class TFile {
+  path = "";
+  get basename(): string {
+    return (this.path.split("/").pop() ?? this.path).replace(/\.md$/i, "");
+  }
+}
+
+export class MarkdownView {}

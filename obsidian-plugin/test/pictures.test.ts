@@ -5,17 +5,21 @@
 // test-artifacts/ (with the HTML, to open in a browser); the test asserts what must be visible and checks
 // contrast and horizontal overflow, which is what a human would look for in the pictures.
 import { build, type Plugin } from "esbuild";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "fs";
+import { randomBytes } from "crypto";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "fs";
 import * as path from "path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import type { Band, HealthResponse, RelatedResponse, SearchResponse } from "../src/protocol.gen";
+import { describeError } from "../src/client";
+import type { Band, EditRecord, EditsResponse, HealthResponse, RelatedResponse, SearchResponse } from "../src/protocol.gen";
 import { headingAt } from "../src/headings";
 import { parseQuery } from "../src/query-syntax";
-import { summaryLabel } from "../src/views/render";
+import { Sidecar } from "../src/sidecar";
+import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel, summaryLabel } from "../src/views/render";
+import { freePort, mcpTool } from "./mcp-agent";
 import type { PictureApi } from "./pictures/page";
-import { PLUGIN_DIR, startRealSidecar, type RealSidecar } from "./real-sidecar";
+import { PLUGIN_DIR, listFiles, startRealSidecar, type RealSidecar } from "./real-sidecar";
 
 const CHROMIUM = "/usr/bin/chromium";
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -40,13 +44,29 @@ interface Data {
   modal: SearchResponse;
   pane: SearchResponse;
   health: HealthResponse;
+  /** edits.list before any agent edited anything, and after the agents' session below. */
+  editsBefore: EditsResponse;
+  edits: EditsResponse;
+  /** What the sidecar said when the plugin tried to undo an edit whose note the user changed since. */
+  refused: Record<number, string>;
+  /** agent_edit events the plugin's Sidecar received meanwhile. */
+  events: EditRecord[];
+  /** Vault paths after the session. */
+  existing: string[];
+  /** The pane's error state: what a failed start of the sidecar looks like there, and its fix-it hint. */
+  startError: string;
+  startHint: string | null;
+  now: number;
 }
+
+const AGENTS = { claude: "claude-code/2.0.14", cursor: "Cursor/1.7.2", codex: "codex_cli_rs/0.46.0" };
 
 let rs: RealSidecar | null = null;
 let browser: Browser | null = null;
 let script = "";
 let css = "";
 let data: Data;
+let mcp: { port: number; token: string } | null = null;
 
 /** The browser side (test/pictures/page.ts + the plugin's render.ts), bundled for the page. */
 async function bundlePage(): Promise<string> {
@@ -79,7 +99,76 @@ async function fetchData(sidecar: RealSidecar): Promise<Data> {
     const parsed = parseQuery(q);
     return client.call("search", { query: parsed.query, filters: parsed.filters, mode: "hybrid", limit });
   };
-  return { related, modal: await search(MODAL_QUERY, 6), pane: await search(PANE_QUERY, 8), health: await client.call("health") };
+  const modal = await search(MODAL_QUERY, 6);
+  const pane = await search(PANE_QUERY, 8);
+  const health = await client.call("health");
+  return { related, modal, pane, health, ...(await agentSession(sidecar)) };
+}
+
+/**
+ * Three agents edit the demo vault over MCP (create, append, replace a section, set properties, a move that
+ * relinks, a delete); the plugin undoes one edit, and fails to undo another because the user changed that
+ * note meanwhile. Everything the edits view shows comes from this session.
+ */
+async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" | "modal" | "pane" | "health">> {
+  const client = await sidecar.sidecar.client();
+  const { port, token } = mcp!;
+  const events: EditRecord[] = [];
+  const ref = sidecar.sidecar.on("agent-edit", (e) => events.push(e as EditRecord));
+  const editsBefore = await client.call("edits.list");
+  const tool = (agent: string, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> =>
+    mcpTool(port, token, agent, name, args);
+  const hash = async (path: string): Promise<string> => String((await tool(AGENTS.claude, "read_note", { path }))["content_hash"]);
+  await tool(AGENTS.claude, "create_note", {
+    path: "Hobbies/Bouldering/Training Plan.md",
+    content: "# Training Plan\n\nTwo gym sessions a week, hangboard on Fridays. See [[Hangboard Protocol]].\n",
+  });
+  const bread = "Cooking/Sourdough Bread.md";
+  const appended = await tool(AGENTS.cursor, "append_to_note", {
+    path: bread, content: "\n## Weekend bake\n\n75 % hydration, long cold proof.\n", content_hash: await hash(bread),
+  });
+  await tool(AGENTS.claude, "replace_section", {
+    path: "Home Lab/Backups.md", heading: "Restore drill", content_hash: await hash("Home Lab/Backups.md"),
+    content: "## Restore drill\n\nEvery first Sunday: restore one folder from S3 and compare checksums.\n",
+  });
+  const props = await tool(AGENTS.codex, "update_properties", {
+    path: "Reading/Reading List.md", properties: { status: "reviewed" }, content_hash: await hash("Reading/Reading List.md"),
+  });
+  const hangboard = "Hobbies/Bouldering/Hangboard Protocol.md";
+  await tool(AGENTS.claude, "move_note", {
+    path: hangboard, new_path: "Hobbies/Training/Hangboard Protocol.md", content_hash: await hash(hangboard),
+  });
+  await tool(AGENTS.codex, "delete_note", { path: "Brain Dump.md", content_hash: await hash("Brain Dump.md") });
+  // The plugin undoes the properties edit (the view's Undo button calls exactly this)...
+  await client.call("edits.undo", { edit: Number(props["edit"]) });
+  // ...and the user edits the bread note in Obsidian, so the agent's append can no longer be undone.
+  appendFileSync(path.join(sidecar.vault, bread), "\nMy own note after the bake.\n");
+  const refused: Record<number, string> = {};
+  try {
+    await client.call("edits.undo", { edit: Number(appended["edit"]) });
+    throw new Error("undo of a changed note was accepted");
+  } catch (err) {
+    refused[Number(appended["edit"])] = describeError(err);
+  }
+  const edits = await client.call("edits.list");
+  // The events arrive on their own connection: wait until the last edit's has come.
+  for (let i = 0; i < 100 && !events.some((e) => e.edit === edits.edits[0]?.edit); i++) await new Promise((r) => setTimeout(r, 50));
+  sidecar.sidecar.offref(ref);
+  // The pane's error state, from a real failed start (no such sidecar command).
+  const broken = new Sidecar(() => ({ vaultPath: sidecar.vault, command: "/nonexistent/bin/sidecar" }));
+  let startError = "";
+  let startHint: string | null = null;
+  try {
+    await broken.client();
+  } catch (err) {
+    startError = describeError(err);
+    startHint = broken.snapshot.errorHint;
+  } finally {
+    await broken.stop();
+  }
+  return {
+    editsBefore, edits, refused, events, existing: listFiles(sidecar.vault), startError, startHint, now: Date.now() / 1000,
+  };
 }
 
 beforeAll(async () => {
@@ -91,7 +180,9 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   css = readFileSync(path.join(PLUGIN_DIR, "test", "pictures", "obsidian-theme.css"), "utf8") + "\n" +
     readFileSync(path.join(PLUGIN_DIR, "styles.css"), "utf8");
-  const [bundled, started] = await Promise.all([bundlePage(), startRealSidecar("pictures")]);
+  mcp = { port: await freePort(), token: randomBytes(24).toString("hex") };
+  const [bundled, started] = await Promise.all([bundlePage(),
+    startRealSidecar("pictures", { mcp: { ...mcp, allowWrites: true } })]);
   script = bundled;
   rs = started;
   data = await fetchData(rs);
@@ -104,10 +195,11 @@ afterAll(async () => {
   await rs?.dispose();
 }, 60_000);
 
-type Kind = "relatedPane" | "searchModal" | "searchPane" | "healthView";
+type Kind = "relatedPane" | "searchModal" | "searchPane" | "healthView" | "editsView";
+type Theme = "dark" | "light";
 
 /** A fresh page with the theme, the plugin's styles and the bundled render code, showing one view. */
-async function show<K extends Kind>(kind: K, arg: Parameters<PictureApi[K]>[0]): Promise<Page> {
+async function show<K extends Kind>(kind: K, arg: Parameters<PictureApi[K]>[0], theme: Theme = "dark"): Promise<Page> {
   if (!browser) throw new Error("no browser");
   const page = await browser.newPage({ viewport: { width: 960, height: 700 }, deviceScaleFactor: 1 });
   const errors: string[] = [];
@@ -116,7 +208,7 @@ async function show<K extends Kind>(kind: K, arg: Parameters<PictureApi[K]>[0]):
     if (msg.type() === "error") errors.push(msg.text());
   });
   await page.setContent(`<!doctype html><html><head><meta charset="utf-8"><style>${css}</style></head>` +
-    `<body class="theme-dark"></body></html>`);
+    `<body class="theme-${theme}"></body></html>`);
   await page.addScriptTag({ content: script });
   if (errors.length) throw new Error(`The page failed: ${errors.join("\n")}`);
   await page.evaluate(([k, a]) => {
@@ -246,4 +338,97 @@ describe("pictures of the plugin's views with real sidecar data", () => {
       await page.close();
     }
   }, 60_000);
+
+  for (const theme of ["dark", "light"] as const) {
+    it(`agent edits (${theme}): newest first, what, note link, client, time, undo states`, async () => {
+      const { edits, refused, existing, now } = data;
+      // create, append, replace, properties, move, delete, the plugin's undo; newest first.
+      expect(edits.writes_enabled).toBe(true);
+      expect(edits.edits.map((e) => e.op)).toEqual(["undo", "delete", "move", "update_properties", "replace_section", "append", "create"]);
+      expect(data.events.map((e) => e.edit).sort((a, b) => a - b)).toEqual(edits.edits.map((e) => e.edit).sort((a, b) => a - b));
+      const page = await show("editsView", { response: edits, existing, refused, now }, theme);
+      try {
+        await snap(page, `edits-view-${theme}`);
+        const rows = page.locator(".vs-edit-row");
+        expect(await rows.count()).toBe(edits.edits.length);
+        const exists = (p: string): boolean => existing.includes(p);
+        for (const [i, edit] of edits.edits.entries()) {
+          const row = rows.nth(i);
+          expect(await row.getAttribute("data-edit")).toBe(String(edit.edit));
+          expect(await row.locator(".vs-edit-op").textContent()).toBe(opLabel(edit.op));
+          expect(await row.locator(".vs-edit-path").textContent()).toBe(noteName(mainPath(edit, exists)!));
+          expect(await row.locator(".vs-edit-client").textContent()).toBe(edit.client);
+          expect(await row.locator(".vs-edit-time").textContent()).toBe(formatEditTime(edit.at, new Date(now * 1000)));
+          expect(await row.locator(".vs-edit-summary").textContent()).toBe(edit.summary);
+          expect(await row.isVisible()).toBe(true);
+        }
+        await visibleText(page, ".vs-edit-client", /claude-code/);
+        await visibleText(page, ".vs-edit-client", /Cursor/);
+        await visibleText(page, ".vs-edit-time", /^Today \d\d:\d\d$/);
+        // The move links to where the note is now, and says how many notes it relinked.
+        const move = rows.filter({ has: page.locator(".vs-edit-op", { hasText: /^Moved$/ }) });
+        expect(await move.locator("a.vs-edit-path").getAttribute("data-href")).toBe("Hobbies/Training/Hangboard Protocol.md");
+        expect(await move.locator("a.vs-edit-path").textContent()).toBe("Hangboard Protocol");
+        expect(await move.locator(".vs-more").textContent()).toMatch(/^\+\d+ other notes?$/);
+        // A deleted note is no link.
+        const deleted = rows.filter({ has: page.locator(".vs-edit-op", { hasText: /^Deleted$/ }) });
+        expect(await deleted.locator("a.vs-edit-path").count()).toBe(0);
+        await visibleText(page, ".vs-edit-path.is-gone", "Brain Dump");
+        // Undone: disabled, says by which edit; refused: disabled, with the sidecar's reason.
+        const undone = edits.edits.find((e) => e.undone_by !== null)!;
+        const undoneRow = page.locator(`.vs-edit-row[data-edit="${undone.edit}"]`);
+        expect(await undoneRow.locator("button.vs-edit-undo").isDisabled()).toBe(true);
+        await visibleText(page, ".vs-edit-status", `Undone by edit ${undone.undone_by}.`);
+        const [refusedId, reason] = Object.entries(refused)[0]!;
+        expect(reason).toMatch(/changed since/);
+        const refusedRow = page.locator(`.vs-edit-row[data-edit="${refusedId}"]`);
+        expect(await refusedRow.locator("button.vs-edit-undo").isDisabled()).toBe(true);
+        await visibleText(page, ".vs-edit-refused", `Cannot undo: ${reason}`);
+        await checkLayout(page,
+          ".vs-edit-op, a.vs-edit-path, .vs-edit-summary, .vs-edit-time, .vs-edit-client, .vs-more, .vs-edit-status, " +
+          ".vs-edit-refused, button.vs-edit-undo:not(:disabled)",
+          ".vs-edit-path.is-gone");
+        // Undo, the note link, and the keyboard (rows focusable, Enter opens, arrows move).
+        const create = edits.edits.find((e) => e.op === "create")!;
+        const createRow = page.locator(`.vs-edit-row[data-edit="${create.edit}"]`);
+        await createRow.locator("button.vs-edit-undo").click();
+        await createRow.locator("a.vs-edit-path").click();
+        await rows.first().focus();
+        await page.keyboard.press("ArrowDown");
+        await page.keyboard.press("Enter");
+        const second = edits.edits[1]!;
+        expect(await page.evaluate(() => document.activeElement?.getAttribute("data-edit"))).toBe(String(second.edit));
+        await undoneRow.locator("button.vs-edit-undo").click({ force: true }); // disabled: no undo
+        expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([
+          `undo:${create.edit}`, `open:${mainPath(create, exists)}`, ...(mainPath(second, exists) && exists(mainPath(second, exists)!)
+            ? [`open:${mainPath(second, exists)}:key`] : []),
+        ]);
+      } finally {
+        await page.close();
+      }
+    }, 60_000);
+
+    it(`agent edits (${theme}): empty and error states`, async () => {
+      expect(data.editsBefore.edits).toEqual([]);
+      let page = await show("editsView", { response: data.editsBefore, existing: [], now: data.now }, theme);
+      try {
+        await snap(page, `edits-view-empty-${theme}`);
+        await visibleText(page, ".vs-message-empty", EDITS_EMPTY);
+        await checkLayout(page, ".vs-message", ".vs-message");
+      } finally {
+        await page.close();
+      }
+      expect(data.startError).toMatch(/sidecar/i);
+      expect(data.startHint).toMatch(/plugin settings/);
+      page = await show("editsView", { response: null, error: data.startError, hint: data.startHint, existing: [], now: data.now }, theme);
+      try {
+        await snap(page, `edits-view-error-${theme}`);
+        await visibleText(page, ".vs-message-error", data.startError.split("\n")[0]!);
+        await visibleText(page, ".vs-message-hint", data.startHint!);
+        await checkLayout(page, ".vs-message-error, .vs-message-hint", ".vs-message-error");
+      } finally {
+        await page.close();
+      }
+    }, 60_000);
+  }
 });

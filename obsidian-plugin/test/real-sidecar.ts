@@ -167,6 +167,8 @@ export interface RealSidecar {
 export interface StartOptions {
   /** Deadline for the handshake plus the first index (default 180 s: slow 2-core machines, cold caches). */
   readyTimeoutMs?: number;
+  /** Serve MCP over HTTP on this port (with this token), and let agents edit notes (--allow-writes). */
+  mcp?: { port: number; token: string; allowWrites: boolean };
 }
 
 /** Copy the demo vault, start the real sidecar through the plugin's own Sidecar, wait for the first index. */
@@ -181,7 +183,11 @@ export async function startRealSidecar(label: string, opts: StartOptions = {}): 
     command: command.command,
     // The process manager has no `--index` argument: SIDECAR_INDEX_DIR is the sidecar's documented
     // equivalent (flags > environment > default), so the index never lands in the user's cache or the vault.
-    env: { ...process.env, SIDECAR_INDEX_DIR: index, PYTHONDONTWRITEBYTECODE: "1" },
+    env: {
+      ...process.env, SIDECAR_INDEX_DIR: index, PYTHONDONTWRITEBYTECODE: "1",
+      ...(opts.mcp ? { SIDECAR_MCP_TOKEN: opts.mcp.token } : {}),
+    },
+    ...(opts.mcp ? { mcp: { enabled: true, port: opts.mcp.port, allowWrites: opts.mcp.allowWrites } } : {}),
     handshakeTimeoutMs: 90_000, // the plugin's 30 s default, tripled for slow CI machines
     backoff: { initialMs: 200, maxMs: 2000, maxAttempts: 5 },
   }));

@@ -7,6 +7,9 @@ import type { SidecarSnapshot } from "../src/sidecar";
 import {
   excerptParts,
   formatBytes,
+  formatEditTime,
+  mainPath,
+  opLabel,
   healthReportMarkdown,
   highlightSegments,
   mcpConfigText,
@@ -212,7 +215,7 @@ const STATUS: StatusResponse = {
 };
 
 function snap(over: Partial<SidecarSnapshot>): SidecarSnapshot {
-  return { phase: "running", status: STATUS, progress: null, error: null, errorKind: null, eventsConnected: true,
+  return { phase: "running", status: STATUS, progress: null, error: null, errorKind: null, errorHint: null, eventsConnected: true,
     restartInMs: null, ...over };
 }
 
@@ -299,5 +302,30 @@ describe("readable rows", () => {
     expect(chip("Notes")?.classList.contains("is-total")).toBe(true);
     expect(chip("Orphans")?.classList.contains("has-count")).toBe(true);
     expect(chip("Dead ends")?.classList.contains("is-zero")).toBe(true);
+  });
+});
+
+describe("agent edit rows", () => {
+  it("says when in local time: today, yesterday, else the date", () => {
+    const now = new Date(2026, 11, 1, 15, 0);
+    const at = (d: Date): number => d.getTime() / 1000;
+    expect(formatEditTime(at(new Date(2026, 11, 1, 9, 5)), now)).toBe("Today 09:05");
+    expect(formatEditTime(at(new Date(2026, 10, 30, 23, 59)), now)).toBe("Yesterday 23:59");
+    expect(formatEditTime(at(new Date(2026, 0, 2, 7, 30)), now)).toBe("2026-01-02 07:30");
+  });
+
+  it("links the edit's own note: the path that comes last in the summary, preferring one that exists", () => {
+    const move = { summary: "moved Inbox/A.md to Archive/A.md", paths: ["Archive/A.md", "Inbox/A.md", "Links/B.md"] };
+    expect(mainPath(move)).toBe("Archive/A.md");
+    const undoMove = { summary: "undid edit 3 (moved Inbox/A.md to Archive/A.md)", paths: move.paths };
+    expect(mainPath(undoMove, (p) => p !== "Archive/A.md")).toBe("Inbox/A.md");
+    expect(mainPath({ summary: "replaced 'X > Y' in Notes/N.md", paths: ["Notes/N.md"] })).toBe("Notes/N.md");
+    expect(mainPath({ summary: "nothing", paths: [] })).toBeNull();
+  });
+
+  it("names every operation", () => {
+    expect(["create", "append", "replace_section", "update_properties", "move", "delete", "restore", "undo"].map(opLabel))
+      .toEqual(["Created", "Appended", "Replaced section", "Set properties", "Moved", "Deleted", "Restored", "Undo"]);
+    expect(opLabel("rename_all")).toBe("Rename all");
   });
 });

@@ -3,8 +3,8 @@
 // onOpen (header, search bar, buttons), fed with real sidecar responses. Clicks are recorded so the test
 // can check that the handlers are wired.
 
-import type { HealthResponse, RelatedResponse, SearchResponse } from "../../src/protocol.gen";
-import { renderHealth, renderRelated, renderSearchResult, renderSearchResults } from "../../src/views/render";
+import type { EditsResponse, HealthResponse, RelatedResponse, SearchResponse } from "../../src/protocol.gen";
+import { renderEdits, renderError, renderHealth, renderRelated, renderSearchResult, renderSearchResults } from "../../src/views/render";
 import { installDomHelpers } from "../obsidian-stub";
 
 export interface PictureApi {
@@ -12,12 +12,27 @@ export interface PictureApi {
   searchModal(data: { response: SearchResponse; query: string }): void;
   searchPane(data: { response: SearchResponse; query: string }): void;
   healthView(data: { report: HealthResponse }): void;
+  editsView(data: EditsPictureData): void;
   /** What the handlers saw: "open:<path>" and the like. */
   clicks: string[];
   /** Lowest WCAG contrast ratio of visible text inside the stage, with the element that has it. */
   contrast(selectors: string): { ratio: number; text: string; selector: string }[];
   /** Elements inside the stage that stick out of it on the right (horizontal overflow). */
   overflowing(): string[];
+}
+
+export interface EditsPictureData {
+  /** null with `error`: the error state; null without: loading. */
+  response: EditsResponse | null;
+  error?: string;
+  hint?: string | null;
+  /** Vault paths that exist now (the others are shown as gone). */
+  existing: string[];
+  /** Refused undos: edit id -> the sidecar's message. */
+  refused?: Record<number, string>;
+  pending?: number[];
+  /** "Now", Unix seconds, so "Today" is stable. */
+  now: number;
 }
 
 declare global {
@@ -110,11 +125,37 @@ function healthView({ report }: { report: HealthResponse }): void {
   });
 }
 
+function editsView(data: EditsPictureData): void {
+  // EditsView.onOpen + draw()
+  const content = leaf("mod-sidebar", "Agent edits");
+  content.addClass("vs-pane", "vs-edits-pane");
+  content.createDiv({ cls: "vs-edits-bar" }).createEl("button", { text: "Refresh" });
+  const body = content.createDiv({ cls: "vs-pane-body" });
+  if (data.error) {
+    renderError(body, data.error, data.hint);
+    return;
+  }
+  const existing = new Set(data.existing);
+  renderEdits(body, data.response, {
+    onOpen: (path, evt) => clicks.push(`open:${path}${evt instanceof KeyboardEvent ? ":key" : ""}`),
+    onUndo: (edit) => clicks.push(`undo:${edit.edit}`),
+    exists: (path) => existing.has(path),
+    state: (edit) => ({ pending: data.pending?.includes(edit.edit) ?? false, refused: data.refused?.[edit.edit] }),
+    now: new Date(data.now * 1000),
+  });
+}
+
 // ---- checks run in the page ------------------------------------------------------------------
 
 type Rgba = [number, number, number, number];
 
 function parseColor(value: string): Rgba {
+  // color-mix() computes to color(srgb r g b / a), channels 0..1
+  const srgb = /color\(srgb\s+([^)]+)\)/.exec(value);
+  if (srgb?.[1]) {
+    const parts = srgb[1].split(/[\s/]+/).filter(Boolean).map(Number);
+    return [(parts[0] ?? 0) * 255, (parts[1] ?? 0) * 255, (parts[2] ?? 0) * 255, parts.length > 3 ? (parts[3] ?? 1) : 1];
+  }
   const m = /rgba?\(([^)]+)\)/.exec(value);
   if (!m?.[1]) return [0, 0, 0, 0];
   const parts = m[1].split(/[\s,/]+/).filter(Boolean).map(Number);
@@ -132,7 +173,7 @@ function over(top: Rgba, bottom: Rgba): Rgba {
 function backgroundOf(el: Element): Rgba {
   const layers: Rgba[] = [];
   for (let e: Element | null = el; e; e = e.parentElement) layers.push(parseColor(getComputedStyle(e).backgroundColor));
-  let color: Rgba = [21, 21, 21, 1]; // the page
+  let color: Rgba = [255, 255, 255, 1]; // the canvas behind the page's own background
   for (const layer of layers.reverse()) color = over(layer, color);
   return color;
 }
@@ -178,4 +219,4 @@ function overflowing(): string[] {
   return out;
 }
 
-window.vsPictures = { relatedPane, searchModal, searchPane, healthView, clicks, contrast, overflowing };
+window.vsPictures = { relatedPane, searchModal, searchPane, healthView, editsView, clicks, contrast, overflowing };
