@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import venv
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,3 +38,13 @@ def sh(*cmd: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = None, ch
 def python_ok() -> None:
     if sys.version_info < (3, 11):  # noqa: UP036  (build.py runs on whatever python3 the user has)
         raise SystemExit(f"Python 3.11 or newer is needed (this is {sys.version.split()[0]}).")
+
+
+def build_venv(env_dir: Path, pins: Sequence[str]) -> Path:
+    """A throwaway venv for build-time tools (torch, the teacher model): created once, pins installed; its python."""
+    python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not python.exists():
+        say(f"creating build venv {env_dir}")
+        venv.EnvBuilder(with_pip=True).create(env_dir)
+    sh(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pins)
+    return python

@@ -18,10 +18,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-import venv
 from pathlib import Path
 
-from build_tasks.common import ROOT, python_ok, say, sh
+from build_tasks.common import ROOT, build_venv, python_ok, say
 
 MODEL_NAME = "minilm-l6-m2v-256-int8"
 OUT = ROOT / "sidecar" / "models" / MODEL_NAME
@@ -93,21 +92,6 @@ print(json.dumps({name: metadata.version(name) for name in versioned.split(",")}
 """
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
-
-
-def venv_python(env_dir: Path) -> Path:
-    if os.name == "nt":
-        return env_dir / "Scripts" / "python.exe"
-    return env_dir / "bin" / "python"
-
-
-def install_toolchain(env_dir: Path) -> Path:
-    if not venv_python(env_dir).exists():
-        say(f"creating build venv {env_dir}")
-        venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = venv_python(env_dir)
-    sh(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PINS)
-    return python
 
 
 def run_in_venv(python: Path, script: str, *args: str, env: dict[str, str] | None = None) -> str:
@@ -226,7 +210,7 @@ def run(args: list[str]) -> int:
     keep_venv = parse_venv_arg(args)
     with tempfile.TemporaryDirectory(prefix="vault-sidecar-model-") as tmp:
         work = Path(tmp)
-        python = install_toolchain(keep_venv or work / "venv")
+        python = build_venv(keep_venv or work / "venv", PINS)
         source = locate_source(python)
         versions = distill_into(python, source, work / "raw", work / "hf-home")
         assemble(work / "raw", source, versions, work / "staged")

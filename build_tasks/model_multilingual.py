@@ -47,14 +47,13 @@ import shutil
 import subprocess
 import sys
 import time
-import venv
 from html.parser import HTMLParser
 from pathlib import Path
 
 if __package__ in {None, ""}:  # run as a script inside the build venv
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from build_tasks.common import ROOT, python_ok, say, sh
+from build_tasks.common import ROOT, build_venv, python_ok, say, sh
 
 MODEL_NAME = "use-m3-m2v-256-int8"
 NAIVE_NAME = "use-m3-m2v-256-int8-naive"  # left in the work folder, for comparisons
@@ -112,20 +111,6 @@ VOCAB_FILE = "teacher-vocab-512.npy"
 CORPUS_FILE = "corpus.jsonl"
 TEACHER_CORPUS_FILE = "teacher-corpus-512.npy"
 AGREEMENT_FILE = "tokenizer-agreement.json"
-
-def venv_python(env_dir: Path) -> Path:
-    if os.name == "nt":
-        return env_dir / "Scripts" / "python.exe"
-    return env_dir / "bin" / "python"
-
-
-def install_toolchain(env_dir: Path) -> Path:
-    if not venv_python(env_dir).exists():
-        say(f"creating build venv {env_dir}")
-        venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = venv_python(env_dir)
-    sh(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PINS)
-    return python
 
 
 def sha256_of(path: Path) -> str:
@@ -803,7 +788,7 @@ def run(args: list[str]) -> int:
     if clean and work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
-    python = install_toolchain(work / "venv")
+    python = build_venv(work / "venv", PINS)
     versions = tool_versions(python)
     check_teacher(python, work)
     if not cached(work / TOKENIZER_FILE, "tokenizer"):
