@@ -9,6 +9,7 @@ models can be a local folder or, where the Hugging Face hub is reachable, a hub 
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import json
 import math
@@ -156,8 +157,8 @@ class Embedder:
                 continue
             # normalize=False: we normalise ourselves so the guarantee holds whatever a model's config says.
             raw = part.model.encode(list(texts), batch_size=batch_size, normalize=False, use_multiprocessing=False)
-            blocks.append(_unit_rows(np.asarray(raw, dtype=np.float32)) * np.float32(math.sqrt(part.weight / total)))
-        return _unit_rows(np.hstack(blocks) if len(blocks) > 1 else blocks[0])
+            blocks.append(unit_rows(np.asarray(raw, dtype=np.float32)) * np.float32(math.sqrt(part.weight / total)))
+        return unit_rows(np.hstack(blocks) if len(blocks) > 1 else blocks[0])
 
     def known_share(self, text: str) -> float:
         """Share of the text's word pieces the model (its best-read part) has a vector for. `encode` drops
@@ -168,6 +169,7 @@ class Embedder:
 MIN_PART_KNOWN_SHARE = 0.5
 
 
+@functools.lru_cache(maxsize=256)  # search asks for the query's share, then encode_query per part: tokenize once
 def _known_share(model: StaticModel, text: str) -> float:
     encoding = model.tokenizer.encode(text, add_special_tokens=False)
     pieces = [i for i, tok in zip(encoding.ids, encoding.tokens, strict=True) if tok.strip("▁ ")]
@@ -236,7 +238,7 @@ def _memory_parts(model: StaticModel) -> Iterator[bytes]:
     yield model.tokenizer.to_str().encode()
 
 
-def _unit_rows(vectors: Vectors) -> Vectors:
+def unit_rows(vectors: Vectors) -> Vectors:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     # where=: all-zero rows (no known token) stay zero instead of becoming NaN.
     np.divide(vectors, norms, out=vectors, where=norms > 0)

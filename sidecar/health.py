@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from sidecar.embed import unit_rows
 from sidecar.linkres import PathIndex
 from sidecar.related import RelatedWeights
 from sidecar.vectors import Matrix, VectorTable
@@ -746,21 +747,15 @@ def _close_in_meaning(ctx: _Context, targets: Sequence[str]) -> dict[str, list[t
     # The best part's cosine: a link's few words are often well known to one model of the pair only
     # ("Goals 2027" ~ "2025 Goals": 0.92 in the English part, 0.72 in the multilingual one).
     parts = ctx.embedder.part_slices
-    notes = [_unit(nv.matrix[:, sl]) for sl in parts] if len(parts) > 1 else [nv.matrix]
+    notes = [unit_rows(np.array(nv.matrix[:, sl])) for sl in parts] if len(parts) > 1 else [nv.matrix]
     out: dict[str, list[tuple[int, float]]] = {}
     for start in range(0, len(targets), BLOCK_ROWS):
         block = queries[start:start + BLOCK_ROWS]
-        sims = np.max([_unit(block[:, sl]) @ m.T for sl, m in zip(parts, notes, strict=True)], axis=0) \
+        sims = np.max([unit_rows(np.array(block[:, sl])) @ m.T for sl, m in zip(parts, notes, strict=True)], axis=0) \
             if len(parts) > 1 else block @ nv.matrix.T
         for i, row in enumerate(sims):
             best = best_rows(np.where(row >= MEANING_CUTOFF, row, 0.0).astype(np.float32), SUGGESTIONS)
             out[targets[start + i]] = [(int(nv.ids[j]), float(row[j])) for j in best]
-    return out
-
-
-def _unit(rows: Matrix) -> Matrix:
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    out: Matrix = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
     return out
 
 
