@@ -202,7 +202,7 @@ class VaultIndex:
     # ---- indexing -----------------------------------------------------------------------
     def index(self, full: bool = False, progress: ProgressFn | None = None,
               cancel: threading.Event | None = None) -> IndexReport:
-        from sidecar.calibrate import calibrate, needs_auto_calibration  # noqa: PLC0415  (calibrate imports app)
+        from sidecar.calibrate import auto_calibrate, needs_auto_calibration  # noqa: PLC0415  (calibrate imports app)
 
         self.building = True
         try:
@@ -221,10 +221,7 @@ class VaultIndex:
                 if rules_changed:
                     self.store.conn.execute("PRAGMA secure_delete=OFF")
             if not report.cancelled and needs_auto_calibration(self):
-                try:
-                    calibrate(self, source="auto")  # bands fitted to this vault until `sidecar calibrate` says otherwise
-                except ValueError as exc:
-                    log.info("automatic calibration skipped: %s", exc)
+                auto_calibrate(self)
             return report
         finally:
             self.building = False

@@ -118,6 +118,13 @@ def needs_auto_calibration(index: VaultIndex) -> bool:
     return abs(chunks - before) / before > RECALIBRATE_GROWTH
 
 
+def auto_calibrate(index: VaultIndex) -> None:
+    """What runs after an index run: the validated thresholds, recorded for this model and rule. The
+    populations (`calibrate`) would cost hundreds of searches at every first index and change nothing."""
+    chunks = int(index.reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
+    index.save_thresholds(DEFAULT_LOW, DEFAULT_HIGH, source="auto", chunks=chunks)
+
+
 def calibrate(index: VaultIndex, samples: int = 200, seed: int = 13, save: bool = True,
               source: str = "manual") -> dict[str, Any]:
     if index.embedder is None:
