@@ -19,6 +19,8 @@ export interface SidecarSettings {
   mcpPort: number;
   /** Let agents edit notes (`--allow-writes`); every edit is kept in a history and can be undone. */
   mcpAllowWrites: boolean;
+  /** Folder "Save report as note" writes into; never indexed (so a saved report never changes the next one). */
+  reportsFolder: string;
 }
 
 export const DEFAULT_SETTINGS: SidecarSettings = {
@@ -32,12 +34,14 @@ export const DEFAULT_SETTINGS: SidecarSettings = {
   mcpEnabled: false,
   mcpPort: 8765,
   mcpAllowWrites: false,
+  reportsFolder: "Sidecar reports",
 };
 
 /** Settings whose change needs a sidecar restart. */
-export const RESTART_KEYS: ReadonlySet<keyof SidecarSettings> = new Set(["sidecarCommand", "exclusions", "mcpEnabled", "mcpPort", "mcpAllowWrites"]);
+export const RESTART_KEYS: ReadonlySet<keyof SidecarSettings> = new Set(["sidecarCommand", "exclusions", "mcpEnabled", "mcpPort", "mcpAllowWrites", "reportsFolder"]);
 
-const MODES: Record<SearchMode, string> = { hybrid: "Hybrid (keywords + meaning)", lexical: "Keywords only", semantic: "Meaning only" };
+/** The search modes' names, everywhere (settings, the search window, the search pane). */
+export const MODE_LABELS: Record<SearchMode, string> = { hybrid: "Hybrid", lexical: "Keywords", semantic: "Meaning" };
 
 /** Coerce stored data (possibly from an older version) into valid settings. */
 export function normalizeSettings(data: unknown): SidecarSettings {
@@ -53,16 +57,25 @@ export function normalizeSettings(data: unknown): SidecarSettings {
     relatedDebounceMs: int(raw.relatedDebounceMs, d.relatedDebounceMs, 100, 10_000),
     relatedLimit: int(raw.relatedLimit, d.relatedLimit, 1, 100),
     relatedShowLinked: bool(raw.relatedShowLinked, d.relatedShowLinked),
-    searchMode: typeof raw.searchMode === "string" && raw.searchMode in MODES ? (raw.searchMode as SearchMode) : d.searchMode,
+    searchMode: typeof raw.searchMode === "string" && raw.searchMode in MODE_LABELS ? (raw.searchMode as SearchMode) : d.searchMode,
     searchLimit: int(raw.searchLimit, d.searchLimit, 1, 100),
     mcpEnabled: bool(raw.mcpEnabled, d.mcpEnabled),
     mcpPort: int(raw.mcpPort, d.mcpPort, 1024, 65535),
     mcpAllowWrites: bool(raw.mcpAllowWrites, d.mcpAllowWrites),
+    reportsFolder: reportsFolder(raw.reportsFolder, d.reportsFolder),
   };
 }
 
 export function exclusionList(settings: SidecarSettings): string[] {
-  return settings.exclusions.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+  const own = settings.exclusions.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+  // Saved health reports are never indexed: not in search, related notes or the next report.
+  return settings.reportsFolder ? [...own, `/${settings.reportsFolder}/`] : own;
+}
+
+/** A vault-relative folder without leading/trailing slashes; "" (the vault root) only if asked for. */
+function reportsFolder(v: unknown, d: string): string {
+  if (typeof v !== "string") return d;
+  return v.trim().replace(/\\/g, "/").replace(/^\/+|\/+$/g, "").split("/").filter((p) => p && p !== "." && p !== "..").join("/");
 }
 
 /** What the settings tab needs from the plugin. */
@@ -74,7 +87,7 @@ export interface SettingsHost extends Plugin {
 }
 
 type Spec =
-  | { kind: "text" | "textarea"; key: "sidecarCommand" | "exclusions"; name: string; desc: string; placeholder: string }
+  | { kind: "text" | "textarea"; key: "sidecarCommand" | "exclusions" | "reportsFolder"; name: string; desc: string; placeholder: string }
   | { kind: "number"; key: "relatedDebounceMs" | "relatedLimit" | "searchLimit" | "mcpPort"; name: string; desc: string; min: number; max: number }
   | { kind: "toggle"; key: "relatedShowLinked" | "mcpEnabled" | "mcpAllowWrites"; name: string; desc: string }
   | { kind: "dropdown"; key: "searchMode"; name: string; desc: string; options: Record<string, string> }
@@ -112,8 +125,17 @@ export const SETTING_SPECS: Group[] = [
   {
     heading: "Search",
     items: [
-      { kind: "dropdown", key: "searchMode", name: "Default mode", desc: "Mode the search window starts in.", options: MODES },
+      { kind: "dropdown", key: "searchMode", name: "Default mode",
+        desc: "Hybrid: keywords and meaning together. Keywords: exact words only. Meaning: similar ideas, other words.", options: MODE_LABELS },
       { kind: "number", key: "searchLimit", name: "Number of results", desc: "At most this many results.", min: 1, max: 100 },
+    ],
+  },
+  {
+    heading: "Vault health",
+    items: [
+      { kind: "text", key: "reportsFolder", name: "Report folder",
+        desc: "Where \"Save report as note\" puts reports. Nothing in it is indexed: saved reports stay out of search, related notes and the next report.",
+        placeholder: "Sidecar reports" },
     ],
   },
   {
