@@ -256,9 +256,24 @@ def cmd_mcp_config(args: argparse.Namespace) -> int:
     if not args.vault:
         raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
     settings = settings_from(args)
-    config = client_config(settings, args.port, mcp_token() if args.port else None)
+    port = _mcp_port_in_use(settings, args.port)
+    config = client_config(settings, port, mcp_token() if port else None)
     emit(args, config, lambda: _mcp_config_text(config))
     return 0
+
+
+def _mcp_port_in_use(settings: Settings, asked: int | None) -> int | None:
+    """The MCP port of this vault's running sidecar (it may have fallen back from the one asked for),
+    else the one passed with --port."""
+    from sidecar.ports import running_state  # noqa: PLC0415
+
+    state = running_state(settings.index_dir)
+    port = state.get("mcp_port") if state else None
+    if not isinstance(port, int):
+        return asked
+    if asked is not None and asked != port:
+        print(f"sidecar: this vault's sidecar serves MCP on port {port}, not {asked}: printing {port}", file=sys.stderr)
+    return port
 
 
 def _mcp_config_text(c: dict[str, Any]) -> str:
@@ -273,12 +288,14 @@ def _mcp_config_text(c: dict[str, Any]) -> str:
               "Cursor (.cursor/mcp.json):", json.dumps(s["cursor"], indent=2), "", "Codex (~/.codex/config.toml):",
               s["codex"]]
     if not c["http"]:
-        lines.append("(pass --port N, the MCP port of a running `sidecar serve --mcp-port N`, for the HTTP variant)")
+        lines.append("(no sidecar serves MCP for this vault now: start `sidecar serve --mcp-port N` "
+                     "(or turn MCP on in the plugin) for the HTTP variant)")
     return "\n".join(lines)
 
 
 def _mcp_config_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--port", type=int, help="the MCP port of `sidecar serve --mcp-port N`")
+    cmd.add_argument("--port", type=int, help="the MCP port of `sidecar serve --mcp-port N` (default: the port "
+                     "this vault's running sidecar really serves on, from serve.json in its index folder)")
 
 
 # ---- evaluation ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ introspection such as __required_keys__ is right.
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PROTOCOL_VERSION = "1.2.0"
+PROTOCOL_VERSION = "1.3.0"
 
 METHODS: tuple[str, ...] = (
     "status",
@@ -117,6 +117,14 @@ class McpState(TypedDict):
 
     # Port of the MCP HTTP server, null when it is off.
     port: int | None
+
+    # The port asked for (`--mcp-port`; 0 means any free one), null when MCP is off by request. Differs from
+    # `port` after a fallback.
+    requested_port: NotRequired[int | None]
+
+    # Why MCP is not where it was asked for (the port was in use: served on a free one, or not at all), null
+    # when it is.
+    note: NotRequired[str | None]
 
 
 class BandThresholds(TypedDict):

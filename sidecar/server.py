@@ -30,6 +30,7 @@ from sidecar.events import EventBus
 from sidecar.gate import ReadGate
 from sidecar.httpguard import Guard, GuardSlot
 from sidecar.indexer import IndexReport, Progress
+from sidecar.ports import McpPlacement, remove_state, start_with_fallback, write_state
 from sidecar.protocol_types import PROTOCOL_VERSION
 from sidecar.rpc import OBSIDIAN_ORIGIN, WatchedSite, build_app
 from sidecar.tokens import mcp_token, rpc_token
@@ -68,7 +69,7 @@ class SidecarService:
         self._full = False
         self.progress: dict[str, Any] | None = None
         self._last_progress = 0.0
-        self.mcp_port: int | None = None
+        self.mcp = McpPlacement(None, None)  # where MCP ended up (ports.py)
         self.mcp_token: str | None = None
 
     # ---- called by adapters ---------------------------------------------------------------
@@ -83,7 +84,7 @@ class SidecarService:
         status = self.core.status()
         status["progress"] = self.progress
         status["protocol_version"] = PROTOCOL_VERSION
-        status["mcp"] = {"enabled": self.mcp_port is not None, "port": self.mcp_port}
+        status["mcp"] = self.mcp.to_json()
         return status
 
     def request_reindex(self, full: bool = False) -> bool:
@@ -97,7 +98,7 @@ class SidecarService:
     def mcp_config(self) -> dict[str, Any]:
         from sidecar.mcp_config import client_config  # noqa: PLC0415
 
-        return client_config(self.core.settings, self.mcp_port, self.mcp_token)
+        return client_config(self.core.settings, self.mcp.port, self.mcp_token)
 
     # ---- the writer -------------------------------------------------------------------------
     def on_files_changed(self, paths: set[str]) -> None:
@@ -197,9 +198,11 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     runner, rpc_port = await _start_rpc(service, token, options.rpc_port)
     mcp_task: asyncio.Task[None] | None = None
     if options.mcp_port is not None:
-        service.mcp_token = mcp_token()
-        mcp_task, service.mcp_port = await _start_mcp(core, service.mcp_token, options.mcp_port, service.gate)
-    _handshake(rpc_port, service.mcp_port)
+        service.mcp_token = token_for_mcp = mcp_token()
+        mcp_task, service.mcp = await start_with_fallback(
+            lambda port: _start_mcp(core, token_for_mcp, port, service.gate), options.mcp_port)
+    write_state(settings.index_dir, rpc_port, service.mcp, __version__)
+    _handshake(rpc_port, service.mcp)
     tasks = [asyncio.create_task(service.index_loop(), name="index"),
              asyncio.create_task(_warm_up(core), name="warm-up")]
     if options.watch:
@@ -266,9 +269,9 @@ def _stdin_is_pipe() -> bool:
         return False
 
 
-def _handshake(rpc_port: int, mcp_port: int | None) -> None:
-    line = {"rpc_port": rpc_port, "mcp_port": mcp_port, "pid": os.getpid(), "version": __version__,
-            "protocol_version": PROTOCOL_VERSION}
+def _handshake(rpc_port: int, mcp: McpPlacement) -> None:
+    line = {"rpc_port": rpc_port, "mcp_port": mcp.port, "pid": os.getpid(), "version": __version__,
+            "protocol_version": PROTOCOL_VERSION, "mcp_requested_port": mcp.requested, "mcp_note": mcp.note}
     sys.stdout.write(json.dumps(line) + "\n")
     sys.stdout.flush()
 
@@ -283,5 +286,6 @@ async def _stop(service: SidecarService, runner: web.AppRunner, mcp_task: asynci
         mcp_task.cancel()
         await asyncio.gather(mcp_task, return_exceptions=True)
     await runner.cleanup()
+    remove_state(service.core.settings.index_dir)
     await asyncio.get_running_loop().run_in_executor(None, service.writer.shutdown, True)
     service.core.close()
