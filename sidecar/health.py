@@ -1096,7 +1096,8 @@ def to_text(report: dict[str, Any], max_items: int = 20) -> str:
 def to_markdown(report: dict[str, Any], max_items: int = 50) -> str:
     """A report to save as a note. Paths are `code`, never [[links]]: saving it must not change the graph."""
     # No tags in the frontmatter: a tag only this note carries would be the next report's "tag used once".
-    generated = datetime.fromtimestamp(report["generated_at"], UTC).isoformat(timespec="seconds")
+    # Local time, with its offset: the note is read by the person who saved it, in their time zone.
+    generated = datetime.fromtimestamp(report["generated_at"], UTC).astimezone().isoformat(timespec="seconds")
     lines = ["---", f"generated: {generated}", "---", "",
              "# Vault health", "", _summary_line(report), ""]
     for sec in sorted(report["sections"], key=lambda s: SEVERITY_ORDER[s["severity"]]):

@@ -46,7 +46,7 @@ PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {
     "status": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
     "search": {'type': 'object', 'properties': {'query': {'type': 'string', 'minLength': 1, 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}, 'mode': {'type': 'string', 'enum': ['hybrid', 'lexical', 'semantic']}, 'filters': {'type': 'object', 'properties': {'folder': {'type': 'string', 'maxLength': 1024}, 'tag': {'type': 'string', 'maxLength': 1000}, 'fields': {'type': 'object', 'additionalProperties': {'type': 'string', 'maxLength': 1000}, 'maxProperties': 50, 'propertyNames': {'maxLength': 200}}, 'modified_since': {'type': 'number'}, 'exclude_path': {'type': 'string', 'maxLength': 1024}, 'exclude_terms': {'type': 'array', 'items': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'maxItems': 100}}, 'required': [], 'additionalProperties': False}, 'max_tokens': {'type': 'integer', 'minimum': 1}, 'explain': {'type': 'boolean'}, 'typed': {'type': 'boolean'}}, 'required': ['query'], 'additionalProperties': False},
     "related": {'type': 'object', 'properties': {'path': {'type': 'string', 'maxLength': 1024}, 'text': {'type': 'string'}, 'cursor_heading': {'type': 'string', 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}}, 'required': [], 'additionalProperties': False},
-    "health": {'type': 'object', 'properties': {'sections': {'type': 'array', 'items': {'type': 'string', 'maxLength': 100}, 'maxItems': 50}}, 'required': [], 'additionalProperties': False},
+    "health": {'type': 'object', 'properties': {'sections': {'type': 'array', 'items': {'type': 'string', 'maxLength': 100}, 'maxItems': 50}, 'markdown': {'type': 'boolean'}}, 'required': [], 'additionalProperties': False},
     "note.links": {'type': 'object', 'properties': {'path': {'type': 'string', 'minLength': 1, 'maxLength': 1024}}, 'required': ['path'], 'additionalProperties': False},
     "reindex": {'type': 'object', 'properties': {'full': {'type': 'boolean'}}, 'required': [], 'additionalProperties': False},
     "shutdown": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
@@ -385,6 +385,9 @@ class HealthResponse(TypedDict):
     rules: list[str]
     sections: list[HealthSection]
 
+    # The report as a Markdown note; only when asked for (`markdown: true`).
+    markdown: NotRequired[str]
+
 
 class Outlink(TypedDict):
     # The link target as written, e.g. `Setup#Install|see here`'s `Setup#Install`.
@@ -567,6 +570,10 @@ class HealthParams(TypedDict):
 
     # Only these section ids (default: all).
     sections: NotRequired[list[str]]
+
+    # Also return the report as a note (`markdown`), the sidecar's one Markdown rendering: local time, paths
+    # as code, no links or tags (saving it changes nothing in the next report).
+    markdown: NotRequired[bool]
 
 
 class NoteLinksParams(TypedDict):

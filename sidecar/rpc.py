@@ -81,8 +81,13 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
                       limit: int = 10) -> Any:
         return await core("related", path=path, text=text, cursor_heading=cursor_heading, limit=limit)
 
-    async def health(sections: list[str] | None = None) -> Any:
-        return await service.gate.report(service.call_core, "health", sections=sections)
+    async def health(sections: list[str] | None = None, markdown: bool = False) -> Any:
+        report = await service.gate.report(service.call_core, "health", sections=sections)
+        if not markdown:
+            return report
+        from sidecar.health import to_markdown  # noqa: PLC0415  (the report's module loads with the report lane)
+        # The one Markdown rendering of a report: the plugin saves this text, the CLI prints it.
+        return {**report, "markdown": to_markdown(report)}
 
     async def note_links(path: str) -> Any:
         return await core("note_links", path=path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +297,18 @@ def test_cli_markdown_and_json(demo_index: VaultIndex, capsys: pytest.CaptureFix
     assert main(["health", *where]) == 0
     text = capsys.readouterr().out
     assert "ERROR: Links to notes that do not exist (4)" in text
+
+
+def test_markdown_report_says_when_in_local_time(report: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2023-11-14 22:13:20 UTC is 2023-11-15 03:43:20 at +05:30 (a POSIX TZ: no tz database needed).
+    monkeypatch.setenv("TZ", "IST-05:30")
+    time.tzset()
+    try:
+        markdown = health.to_markdown({**report, "generated_at": 1_700_000_000})
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert "\ngenerated: 2023-11-15T03:43:20+05:30\n" in markdown
 
 
 # ---- pure rules -------------------------------------------------------------------------------------------

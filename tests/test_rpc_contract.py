@@ -13,6 +13,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from build_tasks import protocol
+from sidecar.health import to_markdown
 from sidecar.rpc import build_methods
 from tests.conftest import DEMO_VAULT
 from tests.serverproc import Sidecar, start_sidecar
@@ -59,6 +60,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("related", {"path": "Cooking/Sourdough Bread.md"}),
     ("related", {"text": "# Draft\n\nMy [[Home Lab]] needs a UPS.\n\n## Power\nbattery runtime", "cursor_heading": "Power"}),
     ("health", {}),
+    ("health", {"markdown": True}),
     ("note.links", {"path": "Home.md"}),
     ("mcp.config", {}),
     ("reindex", {}),
@@ -73,6 +75,14 @@ def test_real_answers_validate_against_the_contract(server: Sidecar, method: str
     errors = [f"{'/'.join(map(str, e.path))}: {e.message}"
               for e in Draft7Validator(protocol.result_schema(method)).iter_errors(result)]
     assert errors == [], json.dumps(result)[:2000]
+
+
+def test_health_markdown_is_the_sidecars_own_rendering(server: Sidecar) -> None:
+    result = server.call("health", markdown=True)
+    markdown = result.pop("markdown")
+    assert markdown == to_markdown(result)  # one renderer: the plugin saves exactly this text
+    assert "[[" not in markdown and "](" not in markdown
+    assert "markdown" not in server.call("health")
 
 
 def test_error_codes_are_the_documented_ones(server: Sidecar) -> None:

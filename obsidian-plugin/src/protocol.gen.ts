@@ -319,6 +319,8 @@ export interface HealthResponse {
   /** Ids of the checks that ran. */
   rules: string[];
   sections: HealthSection[];
+  /** The report as a Markdown note; only when asked for (`markdown: true`). */
+  markdown?: string;
 }
 
 export interface Outlink {
@@ -494,6 +496,11 @@ export interface RelatedParams {
 export interface HealthParams {
   /** Only these section ids (default: all). */
   sections?: string[];
+  /**
+   * Also return the report as a note (`markdown`), the sidecar's one Markdown rendering: local time, paths as
+   * code, no links or tags (saving it changes nothing in the next report).
+   */
+  markdown?: boolean;
 }
 
 /** Params of `note.links` (by name). */
