@@ -102,9 +102,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 130 if report.cancelled else 0
 
 
-def _progress_printer() -> Callable[[Progress], None]:
+def _progress_printer(lines: bool = False) -> Callable[[Progress], None]:
+    """A progress bar on stderr when it is a terminal; else nothing, or with `lines` a line per phase."""
     if not sys.stderr.isatty():
-        return lambda _p: None
+        return _phase_lines() if lines else lambda _p: None
 
     def show(p: Progress) -> None:
         if p.total:
@@ -117,6 +118,17 @@ def _progress_printer() -> Callable[[Progress], None]:
         if p.phase == "done":
             sys.stderr.write("\r" + " " * 70 + "\r")
         sys.stderr.flush()
+
+    return show
+
+
+def _phase_lines() -> Callable[[Progress], None]:
+    seen: set[str] = set()
+
+    def show(p: Progress) -> None:
+        if p.phase not in seen:
+            seen.add(p.phase)
+            print(f"index: {p.phase}" + (f" ({p.total})" if p.total else ""), file=sys.stderr, flush=True)
 
     return show
 
@@ -250,7 +262,7 @@ def _serve_options(cmd: argparse.ArgumentParser) -> None:
 
 
 def cmd_mcp_config(args: argparse.Namespace) -> int:
-    from sidecar.mcp_config import client_config  # noqa: PLC0415
+    from sidecar.mcp_config import client_config, config_text  # noqa: PLC0415
     from sidecar.tokens import mcp_token  # noqa: PLC0415
 
     if not args.vault:
@@ -258,39 +270,21 @@ def cmd_mcp_config(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     port = _mcp_port_in_use(settings, args.port)
     config = client_config(settings, port, mcp_token() if port else None)
-    emit(args, config, lambda: _mcp_config_text(config))
+    emit(args, config, lambda: config_text(config))
     return 0
 
 
 def _mcp_port_in_use(settings: Settings, asked: int | None) -> int | None:
     """The MCP port of this vault's running sidecar (it may have fallen back from the one asked for),
     else the one passed with --port."""
-    from sidecar.ports import running_state  # noqa: PLC0415
+    from sidecar.ports import served_mcp_port  # noqa: PLC0415
 
-    state = running_state(settings.index_dir)
-    port = state.get("mcp_port") if state else None
-    if not isinstance(port, int):
+    port = served_mcp_port(settings.index_dir)
+    if port is None:
         return asked
     if asked is not None and asked != port:
         print(f"sidecar: this vault's sidecar serves MCP on port {port}, not {asked}: printing {port}", file=sys.stderr)
     return port
-
-
-def _mcp_config_text(c: dict[str, Any]) -> str:
-    lines = []
-    if c["http"]:
-        h = c["http"]
-        lines += [f"# MCP over HTTP ({h['url']}, while `sidecar serve --mcp-port N` runs)", "", "Claude Code:",
-                  f"  {h['claude_code']}", "", "Cursor (.cursor/mcp.json):", json.dumps(h["cursor"], indent=2), "",
-                  "Codex (~/.codex/config.toml):", h["codex"], ""]
-    s = c["stdio"]
-    lines += ["# MCP over stdio (the client starts the sidecar itself)", "", "Claude Code:", f"  {s['claude_code']}", "",
-              "Cursor (.cursor/mcp.json):", json.dumps(s["cursor"], indent=2), "", "Codex (~/.codex/config.toml):",
-              s["codex"]]
-    if not c["http"]:
-        lines.append("(no sidecar serves MCP for this vault now: start `sidecar serve --mcp-port N` "
-                     "(or turn MCP on in the plugin) for the HTTP variant)")
-    return "\n".join(lines)
 
 
 def _mcp_config_options(cmd: argparse.ArgumentParser) -> None:
@@ -391,15 +385,13 @@ def _calibrate_options(cmd: argparse.ArgumentParser) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from sidecar.doctor import run_checks  # noqa: PLC0415
+    from sidecar.doctor import checks_text, run_checks  # noqa: PLC0415
 
     if not args.vault:
         raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
     settings = settings_from(args)
     checks = run_checks(settings)
-    marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
-    emit(args, [c.to_json() for c in checks], lambda: "\n".join(
-        f"[{marks[c.state]}] {c.name}: {c.detail}" + (f"\n       fix: {c.fix}" if c.fix else "") for c in checks))
+    emit(args, [c.to_json() for c in checks], lambda: checks_text(checks))
     return 1 if any(c.state == "fail" for c in checks) else 0
 
 
@@ -527,3 +519,60 @@ def _context_options(cmd: argparse.ArgumentParser) -> None:
 COMMANDS["mcp"] = (cmd_mcp, "serve MCP for agents over stdio (read-only, over the existing index)", _mcp_options)
 COMMANDS["context"] = (cmd_context, "a ready-to-paste context block for a question (for agent prompt hooks)",
                        _context_options)
+
+
+# ---- init (a vault set up without Obsidian) -----------------------------------------------------
+def cmd_init(args: argparse.Namespace) -> int:
+    from sidecar.doctor import checks_text  # noqa: PLC0415
+    from sidecar.init import init_vault, pick_vault  # noqa: PLC0415
+    from sidecar.ports import served_mcp_port  # noqa: PLC0415
+    from sidecar.vaults import config_dirs, known_vaults  # noqa: PLC0415
+
+    if not args.vault:
+        dirs = [args.obsidian_config] if args.obsidian_config else config_dirs()
+        args.vault = pick_vault(known_vaults(dirs), _ask, dirs)  # InitStopped is a ValueError: exit 2
+    settings = settings_from(args)
+    if not settings.vault.is_dir():
+        raise FileNotFoundError(f"vault folder not found: {args.vault}")
+    print(f"setting up {settings.vault} (index {settings.index_dir})", file=sys.stderr)
+    result = init_vault(settings, _progress_printer(lines=True),
+                        lambda checks: print(checks_text(checks), file=sys.stderr, flush=True),
+                        served_mcp_port(settings.index_dir))
+    if result.failed:
+        print(f"sidecar: {len(result.failed)} check(s) failed: fix them (see `fix:` above) and run init again",
+              file=sys.stderr)
+    emit(args, result.to_json(), lambda: _init_text(result.to_json()))
+    return 1 if result.failed else 0
+
+
+def _ask(question: str) -> str:
+    print(question, end="", file=sys.stderr, flush=True)  # stdout stays the configuration
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
+
+
+def _init_text(r: dict[str, Any]) -> str:
+    from sidecar.mcp_config import config_text  # noqa: PLC0415
+
+    if r["status"] is None:
+        return ""
+    hook = r["hook"]
+    return "\n".join([
+        _index_text(r["report"], r["status"]), "", config_text(r["mcp"]), "",
+        "# Prompt-submit hook (Claude Code, ~/.claude/settings.json or .claude/settings.json): adds vault",
+        "# context to every prompt; `sidecar context -` reads the prompt from the hook's JSON on stdin",
+        json.dumps(hook["claude_code"], indent=2), "",
+        "# The same command works in any tool that runs a command with the prompt on stdin:",
+        f"  {hook['command']}",
+    ])
+
+
+def _init_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--obsidian-config", type=Path, metavar="DIR",
+                     help="Obsidian's config folder holding obsidian.json (default: the system's; env OBSIDIAN_CONFIG_DIR)")
+
+
+COMMANDS["init"] = (cmd_init, "set a vault up: pick it from Obsidian's list, check, index, print agent configuration",
+                    _init_options)

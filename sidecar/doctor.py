@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 import stat
@@ -66,9 +67,16 @@ def check_model(settings: Settings) -> Check:
 
 
 def _verify_sums(folder: Path) -> list[str]:
+    """Files that differ from SHA256SUMS; a composite model (parts.json) checks each of its parts."""
+    from sidecar.embed import COMPOSITE_FILE  # noqa: PLC0415
+
+    composite = folder / COMPOSITE_FILE
+    if composite.exists():
+        parts = json.loads(composite.read_text(encoding="utf-8"))["parts"]
+        return [bad for part in parts for bad in _verify_sums((folder / part["folder"]).resolve())]
     sums = folder / "SHA256SUMS"
     if not sums.exists():
-        return ["SHA256SUMS missing"]
+        return [f"{folder.name}/SHA256SUMS missing"]
     bad = []
     for line in sums.read_text().splitlines():
         if not line.strip():
@@ -76,7 +84,7 @@ def _verify_sums(folder: Path) -> list[str]:
         digest, name = line.split(maxsplit=1)
         path = folder / name.lstrip("*")
         if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            bad.append(name)
+            bad.append(f"{folder.name}/{name}")
     return bad
 
 
@@ -156,3 +164,9 @@ def run_checks(settings: Settings) -> list[Check]:
         except Exception as exc:  # a broken check reports itself instead of hiding the others
             out.append(Check(getattr(check, "__name__", "check"), "fail", f"{type(exc).__name__}: {exc}"))
     return out
+
+
+def checks_text(checks: list[Check]) -> str:
+    marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+    return "\n".join(f"[{marks[c.state]}] {c.name}: {c.detail}" + (f"\n       fix: {c.fix}" if c.fix else "")
+                     for c in checks)

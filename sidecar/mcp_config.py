@@ -14,13 +14,27 @@ SERVER_NAME = "vault-sidecar"
 TOKEN_ENV = "SIDECAR_MCP_TOKEN"  # noqa: S105  (a variable name, not a secret)
 
 
-def stdio_command(settings: Settings) -> list[str]:
+def sidecar_argv() -> list[str]:
     exe = shutil.which("sidecar")
-    base = [exe] if exe else [sys.executable, "-m", "sidecar"]
+    return [exe] if exe else [sys.executable, "-m", "sidecar"]
+
+
+def _vault_args(settings: Settings) -> list[str]:
     # Absolute: the client starts the server in a folder of its own, where a relative index would be
     # another (empty) index.
-    return [*base, "mcp", "--stdio", "--vault", str(settings.vault.resolve()), "--index",
-            str(settings.index_dir.resolve())]
+    return ["--vault", str(settings.vault.resolve()), "--index", str(settings.index_dir.resolve())]
+
+
+def stdio_command(settings: Settings) -> list[str]:
+    return [*sidecar_argv(), "mcp", "--stdio", *_vault_args(settings)]
+
+
+def hook_config(settings: Settings, max_tokens: int = 1500) -> dict[str, Any]:
+    """A prompt-submit hook: `sidecar context -` reads the hook's JSON event (its `prompt`) on stdin and
+    prints a context block, which Claude Code adds to the conversation (docs/mcp.md)."""
+    command = shlex.join([*sidecar_argv(), "context", "-", *_vault_args(settings), "--max-tokens", str(max_tokens)])
+    return {"command": command,
+            "claude_code": {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}}}
 
 
 def client_config(settings: Settings, port: int | None, token: str | None) -> dict[str, Any]:
@@ -46,3 +60,21 @@ def client_config(settings: Settings, port: int | None, token: str | None) -> di
                       f"url = {json.dumps(url)}\nbearer_token_env_var = \"{TOKEN_ENV}\"\n"),
         }
     return out
+
+
+def config_text(c: dict[str, Any]) -> str:
+    """client_config() as text to read and paste."""
+    lines = []
+    if c["http"]:
+        h = c["http"]
+        lines += [f"# MCP over HTTP ({h['url']}, while `sidecar serve --mcp-port N` runs)", "", "Claude Code:",
+                  f"  {h['claude_code']}", "", "Cursor (.cursor/mcp.json):", json.dumps(h["cursor"], indent=2), "",
+                  "Codex (~/.codex/config.toml):", h["codex"], ""]
+    s = c["stdio"]
+    lines += ["# MCP over stdio (the client starts the sidecar itself)", "", "Claude Code:", f"  {s['claude_code']}", "",
+              "Cursor (.cursor/mcp.json):", json.dumps(s["cursor"], indent=2), "", "Codex (~/.codex/config.toml):",
+              s["codex"]]
+    if not c["http"]:
+        lines.append("(no sidecar serves MCP for this vault now: start `sidecar serve --mcp-port N` "
+                     "(or turn MCP on in the plugin) for the HTTP variant)")
+    return "\n".join(lines)

@@ -98,6 +98,13 @@ def running_state(index_dir: Path) -> dict[str, Any] | None:
     return state if listening(state["rpc_port"]) else None
 
 
+def served_mcp_port(index_dir: Path) -> int | None:
+    """The MCP port this index's running sidecar really serves on; None when none runs or MCP is off."""
+    state = running_state(index_dir)
+    port = state.get("mcp_port") if state else None
+    return port if isinstance(port, int) else None
+
+
 def listening(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):

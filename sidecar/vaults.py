@@ -1,0 +1,75 @@
+"""The user's vaults, from Obsidian's own list (`obsidian.json` in Obsidian's config folder).
+
+Obsidian keeps every vault it has opened in `obsidian.json`:
+`{"vaults": {"<id>": {"path": "/home/me/Notes", "ts": 1700000000000, "open": true}}}`.
+Its config folder depends on the system and on how Obsidian was installed (Flatpak and Snap keep
+their own). Only that one file is read, never anything inside a vault's `.obsidian/`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_ENV = "OBSIDIAN_CONFIG_DIR"  # a folder holding obsidian.json: tests, portable installs
+LIST_FILE = "obsidian.json"
+
+
+@dataclass(frozen=True)
+class KnownVault:
+    path: Path
+    last_opened_ms: int
+    open: bool
+    exists: bool
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def config_dirs(platform: str = sys.platform, env: Mapping[str, str] = os.environ,
+                home: Path | None = None) -> list[Path]:
+    """Where Obsidian may keep obsidian.json on `platform` (sys.platform values), most likely first."""
+    home = home or Path.home()
+    if env.get(CONFIG_ENV):
+        return [Path(env[CONFIG_ENV])]
+    if platform == "win32":
+        appdata = env.get("APPDATA") or str(home / "AppData" / "Roaming")
+        return [Path(appdata) / "obsidian"]
+    if platform == "darwin":
+        return [home / "Library" / "Application Support" / "obsidian"]
+    xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    return [xdg / "obsidian",
+            home / ".var" / "app" / "md.obsidian.Obsidian" / "config" / "obsidian",  # Flatpak
+            home / "snap" / "obsidian" / "current" / ".config" / "obsidian"]  # Snap
+
+
+def known_vaults(dirs: list[Path] | None = None) -> list[KnownVault]:
+    """Every vault in the first obsidian.json found, most recently opened first (missing folders last)."""
+    for folder in dirs if dirs is not None else config_dirs():
+        listed = read_vault_list(folder / LIST_FILE)
+        if listed is not None:
+            return sorted(listed, key=lambda v: (not v.exists, -v.last_opened_ms))
+    return []
+
+
+def read_vault_list(path: Path) -> list[KnownVault] | None:
+    """The vaults in one obsidian.json; None when the file is missing or is not Obsidian's list."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    vaults = data.get("vaults") if isinstance(data, dict) else None
+    if not isinstance(vaults, dict):
+        return None
+    out = []
+    for entry in vaults.values():
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) and entry["path"]:
+            folder = Path(entry["path"]).expanduser()
+            ts = entry.get("ts")
+            out.append(KnownVault(folder, ts if isinstance(ts, int) else 0, entry.get("open") is True, folder.is_dir()))
+    return out
