@@ -3,6 +3,7 @@
 import { FileSystemAdapter, Notice, Plugin } from "obsidian";
 
 import { copyMcpConfig, registerCommands, reindex, showAgentEdit } from "./commands";
+import { registerHoverSources } from "./open";
 import { EDITS_VIEW, HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./context";
 import { RESTART_KEYS, SidecarSettingTab, exclusionList, normalizeSettings, type SettingsHost, type SidecarSettings } from "./settings";
 import type { EditRecord } from "./protocol.gen";
@@ -41,8 +42,7 @@ export default class VaultSidecarPlugin extends Plugin implements SettingsHost, 
     this.registerView(SEARCH_VIEW, (leaf) => new SearchView(leaf, this));
     this.registerView(HEALTH_VIEW, (leaf) => new HealthView(leaf, this));
     this.registerView(EDITS_VIEW, (leaf) => new EditsView(leaf, this));
-    this.registerHoverLinkSource(RELATED_VIEW, { display: "Vault Sidecar: related notes", defaultMod: false });
-    this.registerHoverLinkSource(SEARCH_VIEW, { display: "Vault Sidecar: search", defaultMod: true });
+    registerHoverSources(this);
     registerCommands(this, this);
     this.addSettingTab(new SidecarSettingTab(this.app, this));
 

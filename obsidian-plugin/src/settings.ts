@@ -4,6 +4,7 @@
 import { PluginSettingTab, Setting, type App, type Plugin, type SettingDefinitionItem, type SettingGroupItem } from "obsidian";
 
 import type { SearchMode } from "./protocol.gen";
+import { MODE_LABELS } from "./views/modes";
 
 export interface SidecarSettings {
   /** Command that starts the sidecar; empty = auto-detect (`sidecar` on PATH, then `python3 -m sidecar`). */
@@ -40,8 +41,6 @@ export const DEFAULT_SETTINGS: SidecarSettings = {
 /** Settings whose change needs a sidecar restart. */
 export const RESTART_KEYS: ReadonlySet<keyof SidecarSettings> = new Set(["sidecarCommand", "exclusions", "mcpEnabled", "mcpPort", "mcpAllowWrites", "reportsFolder"]);
 
-/** The search modes' names, everywhere (settings, the search window, the search pane). */
-export const MODE_LABELS: Record<SearchMode, string> = { hybrid: "Hybrid", lexical: "Keywords", semantic: "Meaning" };
 
 /** Coerce stored data (possibly from an older version) into valid settings. */
 export function normalizeSettings(data: unknown): SidecarSettings {

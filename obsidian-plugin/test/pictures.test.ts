@@ -16,7 +16,7 @@ import type { Band, EditRecord, EditsResponse, HealthResponse, RelatedResponse, 
 import { headingAt } from "../src/headings";
 import { parseQuery } from "../src/query-syntax";
 import { Sidecar } from "../src/sidecar";
-import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel, summaryLabel } from "../src/views/render";
+import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel, sharedReasons, summaryLabel } from "../src/views/render";
 import { freePort, mcpTool } from "./mcp-agent";
 import type { PictureApi } from "./pictures/page";
 import { PLUGIN_DIR, listFiles, startRealSidecar, type RealSidecar } from "./real-sidecar";
@@ -245,15 +245,17 @@ async function checkLayout(page: Page, primary: string, secondary: string): Prom
 }
 
 describe("pictures of the plugin's views with real sidecar data", () => {
-  it("related pane: titles, reasons, bands, linked marks", async () => {
+  for (const theme of ["dark", "light"] as const) {
+  it(`related pane (${theme}): titles, reasons, bands, linked marks`, async () => {
     const response = data.related;
     expect(response.results.length).toBeGreaterThan(3);
-    const page = await show("relatedPane", { response, basename: "Climbing Gyms" });
+    const page = await show("relatedPane", { response, basename: "Climbing Gyms" }, theme);
     try {
-      await snap(page, "related-pane");
+      await snap(page, `related-pane-${theme}`);
       await visibleText(page, ".vs-pane-header", "Climbing Gyms");
       for (const note of response.results) await visibleText(page, ".vs-related-row .vs-title", note.title);
-      for (const label of new Set(response.results.flatMap((n) => n.reasons.map((r) => r.label)))) {
+      const shared = sharedReasons(response.results);
+      for (const label of new Set(response.results.flatMap((n) => n.reasons.map((r) => r.label)).filter((l) => !shared.has(l)))) {
         await visibleText(page, ".vs-badge", new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
       }
       // Climbing Gyms links to "Bouldering Log", which links back: both badges, and the "Linked" mark.
@@ -262,28 +264,33 @@ describe("pictures of the plugin's views with real sidecar data", () => {
       for (const band of new Set(response.results.map((n) => n.band))) {
         await visibleText(page, `.vs-band-${band}`, BAND_LABEL[band]);
       }
+      for (const label of shared) expect(await page.locator(".vs-badge", { hasText: label }).count(), `shared pill ${label}`).toBe(0);
+      // Compact: more than five rows fit in a 700 px sidebar.
+      const heights = await page.locator(".vs-related-row").evaluateAll((rows) => rows.map((r) => r.getBoundingClientRect().height));
+      expect(700 / (heights.reduce((a, b) => a + b, 0) / heights.length)).toBeGreaterThan(7);
+      expect(await page.locator(".vs-band").first().getAttribute("title")).toMatch(/confidence/i);
       await checkLayout(page, ".vs-title, .vs-excerpt, .vs-badge, .vs-band-high, .vs-band-medium, .vs-pane-header",
         ".vs-folder, .vs-band-low, .vs-band-none, .vs-badge-linked");
       const first = response.results[0]!;
       await page.locator(".vs-related-row").first().click();
-      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${first.path}`]);
+      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${first.path}:${first.start_line}`]);
     } finally {
       await page.close();
     }
   }, 60_000);
 
-  it("search window: highlighted snippets, bands, modes", async () => {
+  it(`search window (${theme}): highlighted snippets, bands, modes`, async () => {
     const response = data.modal;
     const top = response.results[0];
     expect(top?.highlights.length).toBeGreaterThan(0);
-    const page = await show("searchModal", { response, query: MODAL_QUERY });
+    const page = await show("searchModal", { response, query: MODAL_QUERY }, theme);
     try {
-      await snap(page, "search-modal");
+      await snap(page, `search-modal-${theme}`);
       await visibleText(page, ".suggestion-item.is-selected .vs-title", top!.title);
       await visibleText(page, ".suggestion-item.is-selected mark.vs-hit", /sourdough|starter/i);
       expect(await page.locator("mark.vs-hit").count()).toBeGreaterThanOrEqual(response.results.filter((r) => r.highlights.length).length);
       await visibleText(page, ".suggestion-item.is-selected .vs-band", BAND_LABEL[top!.band]);
-      await visibleText(page, "button.vs-mode.is-active", "hybrid");
+      await visibleText(page, "button.vs-mode.is-active", "Hybrid");
       await visibleText(page, ".prompt-instructions", "insert link");
       for (const r of response.results) await visibleText(page, ".suggestion-item .vs-title", r.title || r.path);
       await checkLayout(page, ".vs-title, .vs-snippet, .vs-band-high, .vs-band-medium",
@@ -293,32 +300,34 @@ describe("pictures of the plugin's views with real sidecar data", () => {
     }
   }, 60_000);
 
-  it("search pane: result header, highlights, bands", async () => {
+  it(`search pane (${theme}): result header, highlights, bands`, async () => {
     const response = data.pane;
     expect(response.results.length).toBeGreaterThan(0);
-    const page = await show("searchPane", { response, query: PANE_QUERY });
+    const page = await show("searchPane", { response, query: PANE_QUERY }, theme);
     try {
-      await snap(page, "search-pane");
-      await visibleText(page, ".vs-results-header", new RegExp(`^${response.results.length} results? · hybrid · \\d+ ms`));
+      await snap(page, `search-pane-${theme}`);
+      await visibleText(page, ".vs-results-header", new RegExp(`^${response.results.length} results? · Hybrid · \\d+ ms`));
       await visibleText(page, ".vs-search-row .vs-title", response.results[0]!.title);
       await visibleText(page, "mark.vs-hit", /restic|backup|offsite/i);
       await visibleText(page, ".vs-results-header .vs-band", BAND_LABEL[response.band]);
       await checkLayout(page, ".vs-title, .vs-snippet, .vs-band-high, .vs-band-medium",
         ".vs-heading-path, .vs-meta, mark.vs-hit, .vs-results-header, .vs-band-low, .vs-band-none, .vs-search-help");
       await page.locator(".vs-search-row").first().click();
-      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${response.results[0]!.path}`]);
+      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${response.results[0]!.path}:${response.results[0]!.start_line}`]);
     } finally {
       await page.close();
     }
   }, 60_000);
 
-  it("health view: summary counts, open sections, items", async () => {
+  it(`health view (${theme}): summary counts, open sections, items`, async () => {
     const report = data.health;
-    const page = await show("healthView", { report });
+    const page = await show("healthView", { report }, theme);
     try {
-      await snap(page, "health-view");
+      await snap(page, `health-view-${theme}`);
+      const titles = new Map(report.sections.map((sec) => [sec.id, sec.title]));
       for (const [key, value] of Object.entries(report.summary)) {
-        const chip = page.locator(".vs-chip").filter({ has: page.locator(".vs-chip-label", { hasText: new RegExp(`^${summaryLabel(key)}$`) }) });
+        const label = (titles.get(key) ?? summaryLabel(key)).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        const chip = page.locator(".vs-chip").filter({ has: page.locator(".vs-chip-label", { hasText: new RegExp(`^${label}$`) }) });
         expect(await chip.count(), `chip ${key}`).toBe(1);
         expect(await chip.locator(".vs-chip-count").textContent()).toBe(String(value));
         expect(await chip.isVisible()).toBe(true);
@@ -333,11 +342,61 @@ describe("pictures of the plugin's views with real sidecar data", () => {
       await checkLayout(page, ".vs-chip-count, .vs-chip-label, .vs-health-section-title, .vs-health-message, .vs-health-path, .vs-count",
         ".vs-health-fix, .vs-health-related-link, .vs-message");
       await page.locator(".vs-health-item", { hasText: item.message }).first().click();
-      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${item.path}:${item.line ?? ""}`]);
+      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${item.path}${item.line !== null ? `:${item.line}` : ""}`]);
     } finally {
       await page.close();
     }
   }, 60_000);
+
+
+  it(`pane states (${theme}): error with its hint, empty, building, no vectors`, async () => {
+    expect(data.startHint).toMatch(/plugin settings/);
+    let page = await show("relatedPane", { response: null, basename: "Climbing Gyms", error: data.startError, hint: data.startHint }, theme);
+    try {
+      await snap(page, `related-pane-error-${theme}`);
+      await visibleText(page, ".vs-error .vs-message-error", data.startError.split("\n")[0]!);
+      await visibleText(page, ".vs-error .vs-message-hint", data.startHint!);
+      expect(await page.locator(".vs-message-empty").count()).toBe(0); // never the empty state above an error
+      await checkLayout(page, ".vs-message-error, .vs-message-hint", ".vs-message-error");
+      // Errors are not in the empty state's grey.
+      const colours = await page.evaluate(() => {
+        const probe = document.body.createDiv({ cls: "vs-message vs-message-empty", text: "x" });
+        const grey = getComputedStyle(probe).color;
+        probe.remove();
+        return { grey, error: getComputedStyle(document.querySelector(".vs-message-error")!).color };
+      });
+      expect(colours.error).not.toBe(colours.grey);
+    } finally {
+      await page.close();
+    }
+    page = await show("searchPane", { response: null, query: PANE_QUERY, error: data.startError, hint: data.startHint }, theme);
+    try {
+      await snap(page, `search-pane-error-${theme}`);
+      await visibleText(page, ".vs-error .vs-message-hint", data.startHint!);
+      expect(await page.locator(".vs-pane-body").textContent()).not.toContain("Type to search.");
+    } finally {
+      await page.close();
+    }
+    const degraded = { ...data.related, index_building: true, vectors_available: false };
+    page = await show("relatedPane", { response: degraded, basename: "Climbing Gyms" }, theme);
+    try {
+      await snap(page, `related-pane-building-${theme}`);
+      await visibleText(page, ".vs-message-info", "Links and tags only: the embedding model is unavailable.");
+      await visibleText(page, ".vs-message-info", "The index is still being built.");
+      await checkLayout(page, ".vs-title", ".vs-message-info");
+    } finally {
+      await page.close();
+    }
+    page = await show("relatedPane", { response: { ...data.related, results: [] }, basename: "Climbing Gyms" }, theme);
+    try {
+      await snap(page, `related-pane-empty-${theme}`);
+      await visibleText(page, ".vs-message-empty", "No related notes found.");
+      await checkLayout(page, ".vs-pane-header", ".vs-message-empty");
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+  }
 
   for (const theme of ["dark", "light"] as const) {
     it(`agent edits (${theme}): newest first, what, note link, client, time, undo states`, async () => {

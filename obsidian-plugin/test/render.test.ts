@@ -10,7 +10,6 @@ import {
   formatEditTime,
   mainPath,
   opLabel,
-  healthReportMarkdown,
   highlightSegments,
   mcpConfigText,
   readableMarkdown,
@@ -19,7 +18,23 @@ import {
   renderSearchResult,
   renderSearchResults,
   renderStatusDetails,
+  sharedReasons,
 } from "../src/views/render";
+import type { RowActions } from "../src/views/list-nav";
+
+/** Actions that record what a row asked for. */
+function recorder(): RowActions & { seen: string[] } {
+  const seen: string[] = [];
+  return {
+    seen,
+    open: (t, evt) => seen.push(`open:${t.path}:${t.line ?? ""}${"button" in evt && evt.button === 1 ? ":middle" : ""}` +
+      `${evt instanceof KeyboardEvent ? ":key" : ""}${evt.ctrlKey || evt.metaKey ? ":mod" : ""}`),
+    insertLink: (t) => seen.push(`insert:${t.path}${t.subpath ?? ""}`),
+    menu: (t) => seen.push(`menu:${t.path}`),
+    hover: (t) => seen.push(`hover:${t.path}${t.subpath ?? ""}`),
+    linkText: (t) => `[[${t.path}]]`,
+  };
+}
 
 function result(over: Partial<SearchResult> = {}): SearchResult {
   return {
@@ -87,17 +102,19 @@ describe("search rendering", () => {
   });
 
   it("renders a list with click handlers, caveats and empty states", () => {
-    const onOpen = vi.fn();
-    renderSearchResults(root, search([result(), result({ path: "b.md", title: "B" })], { caveat: "Lexical only" }), { onOpen });
+    const actions = recorder();
+    const onOpen = vi.fn(actions.open);
+    renderSearchResults(root, search([result(), result({ path: "b.md", title: "B" })], { caveat: "Lexical only" }), { ...actions, open: onOpen });
     const rows = root.querySelectorAll<HTMLElement>(".vs-search-row");
     expect(rows).toHaveLength(2);
     expect(root.textContent).toContain("Lexical only");
     rows[1]!.click();
     expect(onOpen).toHaveBeenCalledWith(expect.objectContaining({ path: "b.md" }), expect.anything());
+    expect(root.textContent).toContain("· Hybrid ·");
     renderSearchResults(root, search([]));
     expect(root.querySelectorAll(".vs-search-row")).toHaveLength(0);
     expect(root.textContent).toContain("No matching notes.");
-    renderSearchResults(root, null, {}, "Type to search.");
+    renderSearchResults(root, null, undefined, "Type to search.");
     expect(root.textContent).toBe("Type to search.");
   });
 
@@ -114,9 +131,11 @@ describe("related rendering", () => {
     ({ source_path: "a.md", took_ms: 2, vectors_available: true, index_building: false, results });
 
   it("renders title, folder, reason badges, excerpt and band; rows are draggable", () => {
-    renderRelated(root, response([related()]));
+    renderRelated(root, response([related()]), recorder());
     const row = root.querySelector<HTMLElement>(".vs-related-row")!;
     expect(row.getAttribute("draggable")).toBe("true");
+    expect(row.getAttribute("role")).toBe("option");
+    expect(row.closest("[role=listbox]")).not.toBeNull();
     expect(row.querySelector(".vs-title")?.textContent).toBe("Beta");
     expect(row.querySelector(".vs-folder")?.textContent).toBe("Ideas");
     expect([...row.querySelectorAll(".vs-badge")].map((b) => b.textContent)).toEqual(["links here", "shares 3 links"]);
@@ -126,28 +145,51 @@ describe("related rendering", () => {
 
   it("marks or hides already-linked notes", () => {
     const notes = [related({ path: "x.md", already_linked: true }), related({ path: "y.md" })];
-    renderRelated(root, response(notes), {}, { showAlreadyLinked: true });
+    renderRelated(root, response(notes), undefined, { showAlreadyLinked: true });
     const linked = root.querySelector(".vs-related-row.is-linked")!;
     expect(linked.getAttribute("data-path")).toBe("x.md");
     expect(linked.querySelector(".vs-badge-linked")?.textContent).toBe("Linked");
-    renderRelated(root, response(notes), {}, { showAlreadyLinked: false });
+    renderRelated(root, response(notes), undefined, { showAlreadyLinked: false });
     expect([...root.querySelectorAll(".vs-related-row")].map((r) => r.getAttribute("data-path"))).toEqual(["y.md"]);
-    renderRelated(root, response([notes[0]!]), {}, { showAlreadyLinked: false });
+    renderRelated(root, response([notes[0]!]), undefined, { showAlreadyLinked: false });
     expect(root.textContent).toContain("already linked");
   });
 
-  it("wires open, hover and drag handlers", () => {
-    const onOpen = vi.fn();
-    const onHover = vi.fn();
-    const onDragStart = vi.fn();
-    renderRelated(root, response([related()]), { onOpen, onHover, onDragStart });
-    const row = root.querySelector<HTMLElement>(".vs-related-row")!;
-    row.click();
-    row.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
-    row.dispatchEvent(new Event("dragstart"));
-    expect(onOpen).toHaveBeenCalledOnce();
-    expect(onHover).toHaveBeenCalledWith(expect.objectContaining({ path: "Ideas/Beta.md" }), expect.anything(), row);
-    expect(onDragStart).toHaveBeenCalledOnce();
+  it("wires click, Mod-click, middle-click, menu, hover and the keyboard", () => {
+    const actions = recorder();
+    renderRelated(root, response([related(), related({ path: "Ideas/Gamma.md", title: "Gamma", heading: "", start_line: 1 })]), actions);
+    const [row, second] = [...root.querySelectorAll<HTMLElement>(".vs-related-row")];
+    row!.click();
+    row!.dispatchEvent(new MouseEvent("click", { bubbles: true, ctrlKey: true, metaKey: true }));
+    row!.dispatchEvent(new MouseEvent("auxclick", { bubbles: true, button: 1 }));
+    row!.dispatchEvent(new MouseEvent("auxclick", { bubbles: true, button: 2 })); // not the middle button
+    row!.dispatchEvent(new MouseEvent("contextmenu", { bubbles: true, cancelable: true }));
+    row!.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+    expect(row!.tabIndex).toBe(0);
+    expect(second!.tabIndex).toBe(-1);
+    row!.focus();
+    row!.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowDown", bubbles: true }));
+    expect(document.activeElement).toBe(second);
+    expect(second!.getAttribute("aria-selected")).toBe("true");
+    expect(row!.getAttribute("aria-selected")).toBe("false");
+    second!.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    second!.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, ctrlKey: true, metaKey: true }));
+    second!.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, shiftKey: true }));
+    second!.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowUp", bubbles: true }));
+    expect(document.activeElement).toBe(row);
+    expect(actions.seen).toEqual([
+      "open:Ideas/Beta.md:3", "open:Ideas/Beta.md:3:mod", "open:Ideas/Beta.md:3:middle", "menu:Ideas/Beta.md",
+      "hover:Ideas/Beta.md#Setup", "open:Ideas/Gamma.md:1:key", "open:Ideas/Gamma.md:1:key:mod", "insert:Ideas/Gamma.md",
+    ]);
+  });
+
+  it("drops a reason pill every row shares, keeps the ones that tell rows apart", () => {
+    const same = { kind: "similar_section" as const, label: "similar text" };
+    const notes = [related({ reasons: [same, { kind: "links_here", label: "links here" }] }), related({ path: "z.md", reasons: [same] })];
+    expect([...sharedReasons(notes)]).toEqual(["similar text"]);
+    expect([...sharedReasons([notes[0]!])]).toEqual([]); // one row: its pills are its own
+    renderRelated(root, response(notes));
+    expect([...root.querySelectorAll(".vs-badge")].map((b) => b.textContent)).toEqual(["links here"]);
   });
 
   it("says when vectors are unavailable", () => {
@@ -173,9 +215,8 @@ const HEALTH: HealthResponse = {
 
 describe("health rendering", () => {
   it("renders summary chips, sections with counts and clickable items", () => {
-    const onOpen = vi.fn();
-    const onOpenPath = vi.fn();
-    renderHealth(root, HEALTH, { onOpen, onOpenPath });
+    const actions = recorder();
+    renderHealth(root, HEALTH, actions);
     expect(root.querySelectorAll(".vs-chip")).toHaveLength(11);
     expect(root.textContent).toContain("Stale drafts");
     const sections = root.querySelectorAll<HTMLDetailsElement>("details.vs-health-section");
@@ -187,21 +228,20 @@ describe("health rendering", () => {
     const item = sections[0]!.querySelector<HTMLElement>(".vs-health-item")!;
     expect(item.querySelector(".vs-health-path")?.textContent).toBe("a.md:4");
     item.click();
-    expect(onOpen).toHaveBeenCalledWith(expect.objectContaining({ path: "a.md", line: 4 }), expect.anything());
     sections[1]!.querySelector<HTMLElement>(".vs-health-related-link")!.click();
-    expect(onOpenPath).toHaveBeenCalledWith("c.md", expect.anything());
-    expect(onOpen).toHaveBeenCalledTimes(1);
+    expect(actions.seen).toEqual(["open:a.md:4", "open:c.md:"]);
     expect(sections[2]!.textContent).toContain("Nothing found.");
   });
 
-  it("turns the report into Markdown with wikilinks", () => {
-    const md = healthReportMarkdown(HEALTH);
-    expect(md).toMatch(/^# Vault health report\n/);
-    expect(md).toContain("| Orphans | 1 |");
-    expect(md).toContain("## Unresolved links (3)");
-    expect(md).toContain("- [[a]] (line 4): [[Nope]] does not resolve — Create the note or fix the link");
-    expect(md).toContain("- … and 2 more");
-    expect(md).toContain("_Nothing found._");
+  it("labels tiles as their sections and opens a section from its tile", () => {
+    renderHealth(root, HEALTH, recorder());
+    const tile = root.querySelector<HTMLButtonElement>('button.vs-chip[data-section="near_duplicates"]')!;
+    expect(tile.querySelector(".vs-chip-label")?.textContent).toBe("Near-duplicates");
+    const section = root.querySelector<HTMLDetailsElement>('details[data-section="near_duplicates"]')!;
+    expect(section.open).toBe(false);
+    tile.click();
+    expect(section.open).toBe(true);
+    expect(root.querySelector('button.vs-chip[data-section="notes"]')).toBeNull(); // no section: a plain tile
   });
 });
 
@@ -262,10 +302,20 @@ describe("readable rows", () => {
   it("drops link brackets, heading marks, fences and table pipes from snippets", () => {
     expect(readableMarkdown("## Projects - [[Sourdough Bread]] — the long game - [[Miso Ramen|ramen]]"))
       .toBe("Projects - Sourdough Bread — the long game - ramen");
-    expect(readableMarkdown("| Goal | Result | | --- | Yes, in March. |")).toBe("Goal · Result · --- · Yes, in March.");
+    expect(readableMarkdown("| Goal | Result | | --- | Yes, in March. |")).toBe("Goal · Result · Yes, in March.");
     expect(readableMarkdown("## Offsite: S3 ```ini [restic-offsite] C# and #tag stay")).toBe("Offsite: S3 [restic-offsite] C# and #tag stay");
     expect(readableMarkdown(" | a | ", false, false)).toBe(" · a · ");
   });
+
+  it("turns excerpts into plain text: emphasis, code, links, embeds, block ids, tasks, quotes, table rules", () => {
+    expect(readableMarkdown("**Bold** and __strong__, *em* and _em_, ~~gone~~ ==marked== `code`"))
+      .toBe("Bold and strong, em and em, gone marked code");
+    expect(readableMarkdown("See ![[diagram.png]] and [the docs](https://x.org/a) ^block-1 more"))
+      .toBe("See diagram.png and the docs more");
+    expect(readableMarkdown("- [ ] buy flour - [x] feed starter > quoted %%hidden%% > [!quote] Data end"))
+      .toBe("buy flour feed starter quoted Data end");
+    expect(readableMarkdown("| Day | Grade | | --- | :---: | | Mon | 6a |")).toBe("Day · Grade · Mon · 6a");
+    expect(readableMarkdown("2 * 3 * 4 and snake_case_name stay")).toBe("2 * 3 * 4 and snake_case_name stay");  });
 
   it("keeps highlights on the right words after the clean-up", () => {
     const snippet = "# Sourdough Bread [[Sourdough]] | starter |";

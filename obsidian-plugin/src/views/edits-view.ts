@@ -2,18 +2,20 @@
 // (edits.undo). Refreshes on agent_edit events and on (re)connect; a refused undo (the note changed since,
 // say) keeps the sidecar's reason on its row until the next manual refresh.
 
-import { ItemView, type WorkspaceLeaf } from "obsidian";
+import { ItemView, type HoverPopover, type WorkspaceLeaf } from "obsidian";
 
 import { describeError } from "../client";
 import { EDITS_VIEW, type PluginContext } from "../context";
-import { openNoteAt, paneFor } from "../open";
+import { noteActions, openNoteAt, paneFor } from "../open";
 import type { EditRecord, EditsResponse } from "../protocol.gen";
-import { renderEdits, renderError, type EditRowState } from "./render";
+import { errorHint, renderEdits, renderError, type EditRowState } from "./render";
 
 const PAGE = 50;
 const MAX_PAGE = 200;
 
 export class EditsView extends ItemView {
+  hoverPopover: HoverPopover | null = null;
+  private readonly actions = noteActions(this.app, EDITS_VIEW, this);
   private response: EditsResponse | null = null;
   private bodyEl!: HTMLElement;
   private limit = PAGE;
@@ -88,7 +90,7 @@ export class EditsView extends ItemView {
     } catch (err) {
       this.response = null;
       const snap = this.ctx.sidecar.snapshot;
-      this.draw(describeError(err), snap.phase === "failed" || snap.phase === "restarting" ? snap.errorHint : null);
+      this.draw(describeError(err), errorHint(err, snap.phase === "failed" || snap.phase === "restarting" ? snap.errorHint : null));
     }
   }
 
@@ -108,6 +110,7 @@ export class EditsView extends ItemView {
       },
       exists: (path) => this.app.vault.getFileByPath(path) !== null,
       state: (edit) => this.rows.get(edit.edit) ?? {},
+      row: this.actions,
     });
     if (focused) this.bodyEl.querySelector<HTMLElement>(`.vs-edit-row[data-edit="${focused}"]`)?.focus();
   }

@@ -1,16 +1,26 @@
-// Vault health: sections with counts; every item opens its note at the line. "Save as note" writes the
-// report into the vault, and only when the user clicks it.
+// Vault health: sections with counts; every item opens its note at the line. "Save report as note" writes
+// the sidecar's own Markdown of the report shown (no links or tags) into the report folder (never indexed),
+// and only when the user clicks it.
 
-import { ItemView, Notice, normalizePath, type WorkspaceLeaf } from "obsidian";
+import { ItemView, Notice, normalizePath, type HoverPopover, type WorkspaceLeaf } from "obsidian";
 
 import { HEALTH_VIEW, type PluginContext } from "../context";
-import { openNoteAt, paneFor } from "../open";
+import { noteActions } from "../open";
 import type { HealthResponse } from "../protocol.gen";
 import { describeError } from "../client";
-import { healthReportMarkdown, renderHealth, renderMessage } from "./render";
+import { errorHint, renderError, renderHealth } from "./render";
+
+/** "Vault health 2026-12-01 1405.md": local time, as the report inside says. */
+export function reportFileName(generatedAt: number): string {
+  const when = new Date(generatedAt * 1000);
+  const two = (n: number): string => String(n).padStart(2, "0");
+  return `Vault health ${when.getFullYear()}-${two(when.getMonth() + 1)}-${two(when.getDate())} ${two(when.getHours())}${two(when.getMinutes())}`;
+}
 
 export class HealthView extends ItemView {
+  hoverPopover: HoverPopover | null = null;
   private report: HealthResponse | null = null;
+  private readonly actions = noteActions(this.app, HEALTH_VIEW, this);
   private bodyEl!: HTMLElement;
   private saveButton!: HTMLButtonElement;
   private loading = false;
@@ -51,14 +61,15 @@ export class HealthView extends ItemView {
   async refresh(): Promise<void> {
     if (this.loading) return;
     this.loading = true;
-    if (!this.report) renderHealth(this.bodyEl, null, {}, "Checking the vault…");
+    if (!this.report) renderHealth(this.bodyEl, null, undefined, "Checking the vault…");
     try {
       const client = await this.ctx.sidecar.client();
-      this.report = await client.call("health");
+      // With the sidecar's Markdown of the same report, so what is saved is what is shown.
+      this.report = await client.call("health", { markdown: true });
       this.draw();
     } catch (err) {
-      this.draw();
-      renderMessage(this.bodyEl, describeError(err), "error");
+      this.saveButton.disabled = true;
+      renderError(this.bodyEl, describeError(err), errorHint(err, this.ctx.sidecar.snapshot.errorHint));
     } finally {
       this.loading = false;
     }
@@ -66,22 +77,19 @@ export class HealthView extends ItemView {
 
   private draw(): void {
     this.saveButton.disabled = !this.report;
-    renderHealth(this.bodyEl, this.report, {
-      onOpen: (item, evt) => void openNoteAt(this.app, item.path, item.line, paneFor(evt)),
-      onOpenPath: (path, evt) => void openNoteAt(this.app, path, null, paneFor(evt)),
-    });
+    renderHealth(this.bodyEl, this.report, this.actions);
   }
 
   private async save(): Promise<void> {
-    if (!this.report) return;
-    const when = new Date(this.report.generated_at * 1000);
-    const stamp = when.toISOString().slice(0, 16).replace("T", " ").replace(":", "");
-    let path = normalizePath(`Vault health report ${stamp}.md`);
-    for (let n = 2; this.app.vault.getAbstractFileByPath(path); n++) {
-      path = normalizePath(`Vault health report ${stamp} (${n}).md`);
-    }
+    const markdown = this.report?.markdown;
+    if (!this.report || !markdown) return;
+    const folder = this.ctx.settings.reportsFolder;
+    const base = (folder ? `${folder}/` : "") + reportFileName(this.report.generated_at);
+    let path = normalizePath(`${base}.md`);
+    for (let n = 2; this.app.vault.getAbstractFileByPath(path); n++) path = normalizePath(`${base} (${n}).md`);
     try {
-      const file = await this.app.vault.create(path, healthReportMarkdown(this.report));
+      if (folder && !this.app.vault.getAbstractFileByPath(normalizePath(folder))) await this.app.vault.createFolder(normalizePath(folder));
+      const file = await this.app.vault.create(path, markdown);
       new Notice(`Saved ${file.path}`);
       await this.app.workspace.getLeaf("tab").openFile(file);
     } catch (err) {

@@ -6,9 +6,9 @@ import { ItemView, MarkdownView, debounce, type Debouncer, type HoverPopover, ty
 import { describeError } from "../client";
 import { RELATED_VIEW, type PluginContext } from "../context";
 import { headingAt } from "../headings";
-import { headingSubpath, linkTo, openNoteAt, paneFor } from "../open";
-import type { RelatedNote, RelatedParams, RelatedResponse } from "../protocol.gen";
-import { renderMessage, renderRelated } from "./render";
+import { noteActions } from "../open";
+import type { RelatedParams, RelatedResponse } from "../protocol.gen";
+import { errorHint, renderError, renderRelated } from "./render";
 
 export class RelatedView extends ItemView {
   hoverPopover: HoverPopover | null = null;
@@ -19,6 +19,7 @@ export class RelatedView extends ItemView {
   private last: RelatedResponse | null = null;
   private onEdit: Debouncer<[], void>;
   private debounceMs: number;
+  private readonly actions = noteActions(this.app, RELATED_VIEW, this, () => this.sourcePath ?? "");
 
   constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
     super(leaf);
@@ -98,30 +99,11 @@ export class RelatedView extends ItemView {
     } catch (err) {
       if (seq !== this.seq) return;
       this.last = null;
-      this.draw(null, describeError(err));
+      renderError(this.listEl, describeError(err), errorHint(err, this.ctx.sidecar.snapshot.errorHint));
     }
   }
 
   private draw(response: RelatedResponse | null, message?: string): void {
-    renderRelated(this.listEl, response, {
-      onOpen: (note, evt) => void openNoteAt(this.app, note.path, note.start_line, paneFor(evt)),
-      onHover: (note, evt, el) => this.hover(note, evt, el),
-      onDragStart: (note, evt) => this.drag(note, evt),
-    }, { showAlreadyLinked: this.ctx.settings.relatedShowLinked }, message);
-    if (message && response) renderMessage(this.listEl, message, "error");
-  }
-
-  private hover(note: RelatedNote, evt: MouseEvent, el: HTMLElement): void {
-    this.app.workspace.trigger("hover-link", {
-      event: evt, source: RELATED_VIEW, hoverParent: this, targetEl: el, linktext: note.path,
-      sourcePath: this.sourcePath ?? "",
-    });
-  }
-
-  private drag(note: RelatedNote, evt: DragEvent): void {
-    const link = linkTo(this.app, note.path, note.heading ? headingSubpath(note.heading) : undefined)
-      ?? `[[${note.path.replace(/\.md$/i, "")}]]`;
-    evt.dataTransfer?.setData("text/plain", link);
-    if (evt.dataTransfer) evt.dataTransfer.effectAllowed = "copy";
+    renderRelated(this.listEl, response, this.actions, { showAlreadyLinked: this.ctx.settings.relatedShowLinked }, message);
   }
 }

@@ -6,7 +6,6 @@ import type {
   Band,
   EditRecord,
   EditsResponse,
-  HealthItem,
   HealthResponse,
   Highlight,
   McpConfigResponse,
@@ -16,6 +15,8 @@ import type {
   SearchResult,
   StatusResponse,
 } from "../protocol.gen";
+import { MODE_LABELS } from "./modes";
+import { wireListKeys, wireRow, type NoteTarget, type RowActions } from "./list-nav";
 
 export interface Segment {
   text: string;
@@ -51,16 +52,28 @@ export function highlightSegments(snippet: string, highlights: readonly Highligh
 
 /**
  * Snippets and excerpts are the note's Markdown, flattened to one line. For reading, drop the syntax that
- * only gets in the way: `[[` `]]` around links (an alias replaces its target), heading marks, code fences,
- * and table pipes (" · " between cells). `first`/`last`: the piece starts/ends the whole text, so
- * leading/trailing separators go too. Applied per segment, after highlighting, so offsets stay right.
+ * only gets in the way: `[[` `]]` around links and embeds (an alias replaces its target), [text](url) links,
+ * **bold**, *italic*, ~~strike~~, ==highlight== and `code` marks, heading marks, code fences, quote and
+ * callout marks, task boxes, ^block ids, %%comments%%, table rules and pipes (" · " between cells). `first`/`last`: the
+ * piece starts/ends the whole text, so leading/trailing separators go too. Applied per segment, after
+ * highlighting, so offsets stay right.
  */
 export function readableMarkdown(text: string, first = true, last = true): string {
   let out = text
-    .replace(/\[\[[^\]|]*\|([^\]]*)\]\]/g, "$1")
-    .replace(/\[\[|\]\]/g, "")
+    .replace(/%%.*?%%/g, " ")
+    .replace(/!?\[\[[^\]|]*\|([^\]]*)\]\]/g, "$1")
+    .replace(/!?\[\[|\]\]/g, "")
+    .replace(/!?\[([^\]]*)\]\([^)\s]*\)/g, "$1")
+    .replace(/(\*\*|__|~~|==)(?=\S)(.+?)(?<=\S)\1/g, "$2")
+    .replace(/(^|[\s(])([*_])(?=[^\s*_])([^*_]+?)(?<=\S)\2(?=$|[\s).,;:!?])/g, "$1$3")
+    .replace(/`([^`]+)`/g, "$1")
+    .replace(/(^|\s)\^[\w-]+(?=\s|$)/g, "$1")
+    .replace(/(^|\s)[-*+] \[[ xX/-]\](?=\s)/g, "$1")
+    .replace(/(^|\s)>(?=\s)/g, "$1")
+    .replace(/\[![\w-]+\][+-]?/g, "")
     .replace(/(^|\s)#{1,6}(?=\s)/g, "$1")
     .replace(/(^|\s)(`{3,}|~{3,})[\w+-]*/g, "$1")
+    .replace(/\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?)?/g, "|")
     .replace(/\s*\|(?:\s*\|)*\s*/g, " · ")
     .replace(/\s{2,}/g, " ");
   if (first) out = out.replace(/^\s*(?:· )?/, "");
@@ -78,30 +91,76 @@ export function renderHighlighted(container: HTMLElement, snippet: string, highl
 
 const BAND_LABEL: Record<Band, string> = { high: "High", medium: "Medium", low: "Low", none: "None" };
 
+/** What a band means, on hover (the sidecar sets it from how much evidence the match has). */
+export const BAND_MEANING: Record<Band, string> = {
+  high: "High confidence: strong evidence of a match (the words and the meaning agree). Usually what you are looking for.",
+  medium: "Medium confidence: a likely match, worth a look.",
+  low: "Low confidence: weak evidence; it may be unrelated.",
+  none: "No confidence: nothing in the vault really matches; these are the nearest notes.",
+};
+
 export function renderBand(container: HTMLElement, band: Band): HTMLElement {
   return container.createSpan({
     cls: ["vs-band", `vs-band-${band}`],
     text: BAND_LABEL[band],
-    attr: { "aria-label": `Confidence: ${band}` },
+    attr: { "aria-label": BAND_MEANING[band], title: BAND_MEANING[band] },
   });
+}
+
+/** A vault path where the file name always shows: a long folder part is cut (…), never the name. */
+export function renderPath(container: HTMLElement, path: string, cls = "vs-path"): HTMLElement {
+  const el = container.createSpan({ cls: [cls, "vs-path-parts"], attr: { title: path } });
+  const cut = path.lastIndexOf("/");
+  if (cut >= 0) el.createSpan({ cls: "vs-path-folder", text: path.slice(0, cut + 1) });
+  el.createSpan({ cls: "vs-path-name", text: path.slice(cut + 1) });
+  return el;
+}
+
+/** The query syntax: one line, opening into what each part does. */
+export const SYNTAX_PARTS: [string, string][] = [
+  ["path:Folder", "only notes in this folder"],
+  ["tag:#tag", "only notes with this tag"],
+  ["[field:value]", "only notes with this property"],
+  ['"exact phrase"', "these words in this order"],
+  ["-word", "leave out notes with this word"],
+  ["-path:Note.md", "leave out a folder or note"],
+];
+
+export function renderSyntaxHelp(container: HTMLElement): HTMLElement {
+  const details = container.createEl("details", { cls: "vs-search-help" });
+  details.createEl("summary", { text: `Syntax: ${SYNTAX_PARTS.map(([op]) => op).join("  ")}` });
+  const list = details.createEl("dl", { cls: "vs-syntax-list" });
+  for (const [op, what] of SYNTAX_PARTS) {
+    list.createEl("dt", { text: op });
+    list.createEl("dd", { text: what });
+  }
+  return details;
+}
+
+/** The hint an error carries (the sidecar's start errors and RPC errors do), else the fallback. */
+export function errorHint(err: unknown, fallback: string | null = null): string | null {
+  const hint: unknown = err && typeof err === "object" && "hint" in err ? err.hint : null;
+  return typeof hint === "string" && hint.trim() ? hint : fallback;
 }
 
 export function renderMessage(container: HTMLElement, text: string, kind: "empty" | "info" | "error" = "empty"): HTMLElement {
   return container.createDiv({ cls: ["vs-message", `vs-message-${kind}`], text });
 }
 
-/** An error in place of a pane's content, with what to do about it when known. */
+/** An error in place of a pane's content, with what to do about it when known (never an empty state above it). */
 export function renderError(container: HTMLElement, text: string, hint?: string | null): void {
   container.empty();
-  renderMessage(container, text, "error");
-  if (hint) renderMessage(container, hint, "info").addClass("vs-message-hint");
+  const box = container.createDiv({ cls: "vs-error", attr: { role: "alert" } });
+  renderMessage(box, text, "error");
+  if (hint) renderMessage(box, hint, "info").addClass("vs-message-hint");
 }
 
 // ---- search ----------------------------------------------------------------------------------
 
-export interface SearchHandlers {
-  onOpen?: (result: SearchResult, evt: MouseEvent) => void;
-  onHover?: (result: SearchResult, evt: MouseEvent, el: HTMLElement) => void;
+/** Where a search result leads: its section's line, linked by its heading. */
+export function searchTarget(r: SearchResult): NoteTarget {
+  const last = r.heading?.split(" > ").pop()?.trim();
+  return { path: r.path, line: r.start_line, ...(last ? { subpath: `#${last}` } : {}) };
 }
 
 /** One search result: title, heading path, highlighted snippet, band. */
@@ -118,7 +177,7 @@ export function renderSearchResult(container: HTMLElement, r: SearchResult): HTM
   renderHighlighted(snippet, r.snippet, r.highlights);
   if (r.truncated) snippet.createSpan({ cls: "vs-truncated", text: " …" });
   const meta = row.createDiv({ cls: "vs-meta" });
-  meta.createSpan({ cls: "vs-path", text: r.path });
+  renderPath(meta, r.path);
   meta.createSpan({ cls: "vs-lines", text: `lines ${r.start_line}–${r.end_line}` });
   if (r.other_sections.length) {
     meta.createSpan({
@@ -132,7 +191,7 @@ export function renderSearchResult(container: HTMLElement, r: SearchResult): HTM
 
 /** A whole result list (sidebar search pane), or a message when there is nothing to show. */
 export function renderSearchResults(container: HTMLElement, response: SearchResponse | null,
-  handlers: SearchHandlers = {}, emptyText = "Type to search."): void {
+  actions?: RowActions, emptyText = "Type to search."): void {
   container.empty();
   container.addClass("vs-search-results");
   if (!response) {
@@ -141,7 +200,7 @@ export function renderSearchResults(container: HTMLElement, response: SearchResp
   }
   const header = container.createDiv({ cls: "vs-results-header" });
   header.createSpan({
-    text: `${response.results.length} result${response.results.length === 1 ? "" : "s"} · ${response.mode} · ${Math.round(response.took_ms)} ms`,
+    text: `${response.results.length} result${response.results.length === 1 ? "" : "s"} · ${MODE_LABELS[response.mode]} · ${Math.round(response.took_ms)} ms`,
   });
   if (response.results.length) renderBand(header, response.band);
   if (response.caveat) renderMessage(container, response.caveat, "info");
@@ -153,42 +212,45 @@ export function renderSearchResults(container: HTMLElement, response: SearchResp
     renderMessage(container, "No matching notes.");
     return;
   }
+  const list = container.createDiv({ cls: "vs-result-list" });
   for (const r of response.results) {
-    const row = renderSearchResult(container, r);
-    row.addClass("is-clickable");
-    const onOpen = handlers.onOpen;
-    if (onOpen) row.addEventListener("click", (evt) => onOpen(r, evt));
-    const onHover = handlers.onHover;
-    if (onHover) row.addEventListener("mouseover", (evt) => onHover(r, evt, row));
+    const row = renderSearchResult(list, r);
+    if (actions) wireRow(row, searchTarget(r), actions);
   }
+  if (actions) wireListKeys(list, actions, "Search results");
 }
 
 // ---- related ---------------------------------------------------------------------------------
 
-export interface RelatedHandlers {
-  onOpen?: (note: RelatedNote, evt: MouseEvent) => void;
-  onHover?: (note: RelatedNote, evt: MouseEvent, el: HTMLElement) => void;
-  onDragStart?: (note: RelatedNote, evt: DragEvent) => void;
+/** Where a related note leads: its matching section. */
+export function relatedTarget(note: RelatedNote): NoteTarget {
+  const last = note.heading?.split(" > ").pop()?.trim();
+  return { path: note.path, line: note.start_line, ...(last ? { subpath: `#${last}` } : {}) };
+}
+
+/** Reasons every row gives (when there are several rows) say nothing about any one row. */
+export function sharedReasons(notes: readonly RelatedNote[]): Set<string> {
+  if (notes.length < 2) return new Set();
+  const [head, ...rest] = notes.map((n) => new Set(n.reasons.map((r) => r.label)));
+  return new Set([...(head ?? [])].filter((label) => rest.every((labels) => labels.has(label))));
 }
 
 export interface RelatedOptions {
   showAlreadyLinked: boolean;
 }
 
-export function renderRelatedRow(container: HTMLElement, note: RelatedNote): HTMLElement {
-  const row = container.createDiv({
-    cls: ["vs-related-row", "is-clickable"],
-    attr: { draggable: "true", "data-path": note.path },
-  });
+export function renderRelatedRow(container: HTMLElement, note: RelatedNote, shared: ReadonlySet<string> = new Set()): HTMLElement {
+  const row = container.createDiv({ cls: "vs-related-row", attr: { "data-path": note.path } });
   if (note.already_linked) row.addClass("is-linked");
   const head = row.createDiv({ cls: "vs-row-head" });
-  head.createSpan({ cls: "vs-title", text: note.title || note.path });
+  head.createSpan({ cls: "vs-title", text: note.title || note.path, attr: { title: note.path } });
   renderBand(head, note.band);
-  row.createDiv({ cls: "vs-folder", text: note.folder || "/" });
-  const badges = row.createDiv({ cls: "vs-badges" });
-  if (note.already_linked) badges.createSpan({ cls: ["vs-badge", "vs-badge-linked"], text: "Linked" });
+  // One compact line: folder, then the reasons that tell this row apart.
+  const meta = row.createDiv({ cls: "vs-related-meta" });
+  meta.createSpan({ cls: "vs-folder", text: note.folder || "/", attr: { title: note.folder || "/" } });
+  if (note.already_linked) meta.createSpan({ cls: ["vs-badge", "vs-badge-linked"], text: "Linked" });
   for (const reason of note.reasons) {
-    badges.createSpan({ cls: ["vs-badge", `vs-badge-${reason.kind}`], text: reason.label });
+    if (!shared.has(reason.label)) meta.createSpan({ cls: ["vs-badge", `vs-badge-${reason.kind}`], text: reason.label });
   }
   const { heading, text } = excerptParts(note);
   if (text) {
@@ -218,7 +280,7 @@ export function excerptParts(note: Pick<RelatedNote, "title" | "heading" | "exce
 }
 
 export function renderRelated(container: HTMLElement, response: RelatedResponse | null,
-  handlers: RelatedHandlers = {}, opts: RelatedOptions = { showAlreadyLinked: true },
+  actions?: RowActions, opts: RelatedOptions = { showAlreadyLinked: true },
   emptyText = "Open a note to see related notes."): void {
   container.empty();
   container.addClass("vs-related");
@@ -233,21 +295,16 @@ export function renderRelated(container: HTMLElement, response: RelatedResponse 
     renderMessage(container, response.results.length ? "Every related note is already linked." : "No related notes found.");
     return;
   }
+  const shared = sharedReasons(notes);
+  const list = container.createDiv({ cls: "vs-related-list" });
   for (const note of notes) {
-    const row = renderRelatedRow(container, note);
-    const { onOpen, onHover, onDragStart } = handlers;
-    if (onOpen) row.addEventListener("click", (evt) => onOpen(note, evt));
-    if (onHover) row.addEventListener("mouseover", (evt) => onHover(note, evt, row));
-    if (onDragStart) row.addEventListener("dragstart", (evt) => onDragStart(note, evt));
+    const row = renderRelatedRow(list, note, shared);
+    if (actions) wireRow(row, relatedTarget(note), actions);
   }
+  if (actions) wireListKeys(list, actions, "Related notes");
 }
 
 // ---- health ----------------------------------------------------------------------------------
-
-export interface HealthHandlers {
-  onOpen?: (item: HealthItem, evt: MouseEvent) => void;
-  onOpenPath?: (path: string, evt: MouseEvent) => void;
-}
 
 const SUMMARY_LABELS: Record<string, string> = {
   notes: "Notes",
@@ -266,7 +323,32 @@ export function summaryLabel(key: string): string {
   return SUMMARY_LABELS[key] ?? (key.charAt(0).toUpperCase() + key.slice(1)).replace(/_/g, " ");
 }
 
-export function renderHealth(container: HTMLElement, report: HealthResponse | null, handlers: HealthHandlers = {},
+/**
+ * The summary tiles: a tile with a section of the same id carries the section's title and, clicked,
+ * opens and scrolls to it; the others (the note count, say) are plain numbers.
+ */
+function renderSummary(container: HTMLElement, report: HealthResponse, sectionEls: Map<string, HTMLDetailsElement>): void {
+  const summary = container.createDiv({ cls: "vs-health-summary" });
+  const titles = new Map(report.sections.map((s) => [s.id, s.title]));
+  for (const [key, value] of Object.entries(report.summary)) {
+    const cls = ["vs-chip", key === "notes" ? "is-total" : value > 0 ? "has-count" : "is-zero"];
+    const section = sectionEls.get(key);
+    const chip = section ? summary.createEl("button", { cls: [...cls, "is-clickable"], attr: { "data-section": key } })
+      : summary.createDiv({ cls });
+    chip.createSpan({ cls: "vs-chip-count", text: String(value) });
+    chip.createSpan({ cls: "vs-chip-label", text: titles.get(key) ?? summaryLabel(key) });
+    if (section) {
+      chip.setAttribute("aria-label", `${titles.get(key) ?? key}: ${value}. Show the section.`);
+      chip.addEventListener("click", () => {
+        section.open = true;
+        section.scrollIntoView({ block: "start", behavior: "smooth" });
+        section.querySelector<HTMLElement>("summary")?.focus({ preventScroll: true });
+      });
+    }
+  }
+}
+
+export function renderHealth(container: HTMLElement, report: HealthResponse | null, actions?: RowActions,
   emptyText = "No report yet."): void {
   container.empty();
   container.addClass("vs-health");
@@ -274,14 +356,13 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
     renderMessage(container, emptyText);
     return;
   }
-  const summary = container.createDiv({ cls: "vs-health-summary" });
-  for (const [key, value] of Object.entries(report.summary)) {
-    const chip = summary.createDiv({ cls: ["vs-chip", key === "notes" ? "is-total" : value > 0 ? "has-count" : "is-zero"] });
-    chip.createSpan({ cls: "vs-chip-count", text: String(value) });
-    chip.createSpan({ cls: "vs-chip-label", text: summaryLabel(key) });
-  }
+  const summarySlot = container.createDiv();
+  const sectionEls = new Map<string, HTMLDetailsElement>();
   for (const section of report.sections) {
-    const details = container.createEl("details", { cls: ["vs-health-section", `vs-severity-${section.severity}`] });
+    const details = container.createEl("details", {
+      cls: ["vs-health-section", `vs-severity-${section.severity}`], attr: { "data-section": section.id },
+    });
+    sectionEls.set(section.id, details);
     if (section.count === 0) details.addClass("is-empty");
     if (section.count > 0 && section.severity !== "info") details.open = true;
     const head = details.createEl("summary", { cls: "vs-health-section-head" });
@@ -297,12 +378,11 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
     if (sharedFix) details.createDiv({ cls: ["vs-health-fix", "vs-health-section-fix"], text: sharedFix });
     const list = details.createEl("ul", { cls: "vs-health-items" });
     for (const item of section.items) {
-      const li = list.createEl("li", { cls: ["vs-health-item", "is-clickable", `vs-severity-${item.severity}`] });
-      li.createSpan({ cls: "vs-health-path", text: item.line !== null ? `${item.path}:${item.line}` : item.path });
+      const li = list.createEl("li", { cls: ["vs-health-item", `vs-severity-${item.severity}`] });
+      renderPath(li, item.line !== null ? `${item.path}:${item.line}` : item.path, "vs-health-path");
       li.createSpan({ cls: "vs-health-message", text: item.message });
       if (item.fix && !sharedFix) li.createDiv({ cls: "vs-health-fix", text: item.fix });
-      const onOpen = handlers.onOpen;
-      if (onOpen) li.addEventListener("click", (evt) => onOpen(item, evt));
+      if (actions) wireRow(li, { path: item.path, line: item.line }, actions);
       if (item.related?.length) {
         const rel = li.createDiv({ cls: "vs-health-related" });
         for (const other of item.related) {
@@ -311,11 +391,10 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
             text: `${other.title || other.path} (${other.score.toFixed(2)})`,
             attr: { "data-path": other.path },
           });
-          const onOpenPath = handlers.onOpenPath;
-          if (onOpenPath) {
+          if (actions) {
             link.addEventListener("click", (evt) => {
-              evt.stopPropagation();
-              onOpenPath(other.path, evt);
+              evt.preventDefault(); // the row leaves a click its link took
+              actions.open({ path: other.path, line: null }, evt);
             });
           }
         }
@@ -325,33 +404,14 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
       details.createDiv({ cls: "vs-message vs-message-info", text: `Showing ${section.items.length} of ${section.count}.` });
     }
   }
+  renderSummary(summarySlot, report, sectionEls);
+  summarySlot.replaceWith(...Array.from(summarySlot.childNodes));
+  if (actions) wireListKeys(container, actions, "Vault health findings");
   if (report.sections.length === 0) renderMessage(container, "No checks ran.");
 }
 
 function pad(n: number): string {
   return String(n).padStart(2, "0");
-}
-
-/** The health report as a Markdown note (saved only when the user asks). */
-export function healthReportMarkdown(report: HealthResponse): string {
-  const when = new Date(report.generated_at * 1000);
-  const stamp = `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())} ${pad(when.getHours())}:${pad(when.getMinutes())}`;
-  const lines = [`# Vault health report`, "", `Generated ${stamp} by Vault Sidecar.`, "", "| Check | Count |", "| --- | ---: |"];
-  for (const [key, value] of Object.entries(report.summary)) lines.push(`| ${summaryLabel(key)} | ${value} |`);
-  for (const section of report.sections) {
-    lines.push("", `## ${section.title} (${section.count})`, "");
-    if (!section.items.length) {
-      lines.push(section.count ? "_Items not listed._" : "_Nothing found._");
-      continue;
-    }
-    for (const item of section.items) {
-      const target = item.path.replace(/\.md$/i, "");
-      const where = item.line !== null ? ` (line ${item.line})` : "";
-      lines.push(`- [[${target}]]${where}: ${item.message}${item.fix ? ` — ${item.fix}` : ""}`);
-    }
-    if (section.items.length < section.count) lines.push(`- … and ${section.count - section.items.length} more`);
-  }
-  return lines.join("\n") + "\n";
 }
 
 // ---- agent edits -----------------------------------------------------------------------------
@@ -421,6 +481,8 @@ export interface EditsHandlers {
   /** Row state by edit id. */
   state?: (edit: EditRecord) => EditRowState;
   now?: Date;
+  /** Menu, hover preview, drag and insert link on the rows (their note). */
+  row?: Omit<RowActions, "open">;
 }
 
 export const EDITS_EMPTY = "No agent edits yet. Agents can edit only when 'Let agents edit notes' is on in settings.";
@@ -432,7 +494,7 @@ export function renderEditRow(container: HTMLElement, edit: EditRecord, handlers
   const gone = path !== null && handlers.exists !== undefined && !handlers.exists(path);
   const row = container.createDiv({
     cls: ["vs-edit-row", `vs-edit-${edit.op}`],
-    attr: { tabindex: "0", "data-edit": String(edit.edit), "data-path": path ?? "" },
+    attr: { "data-edit": String(edit.edit), "data-path": path ?? "" },
   });
   if (edit.undone_by !== null) row.addClass("is-undone");
   const head = row.createDiv({ cls: "vs-row-head" });
@@ -498,24 +560,18 @@ export function renderEdits(container: HTMLElement, response: EditsResponse | nu
     renderMessage(container, EDITS_EMPTY);
     return;
   }
-  const list = container.createDiv({ cls: "vs-edit-list", attr: { role: "list", "aria-label": "Agent edits, newest first" } });
+  const list = container.createDiv({ cls: "vs-edit-list" });
   const edits = [...response.edits].sort((a, b) => b.at - a.at || b.edit - a.edit);
+  // Only the keyboard opens from the row (Enter); the mouse opens from the note's link, so a click
+  // beside the Undo button does nothing unexpected.
+  const actions: RowActions = { ...handlers.row, open: (t, evt) => handlers.onOpen?.(t.path, evt) };
   for (const edit of edits) {
     const row = renderEditRow(list, edit, handlers);
-    row.setAttribute("role", "listitem");
     const path = row.getAttribute("data-path") ?? "";
-    row.addEventListener("keydown", (evt) => {
-      if (evt.target !== row) return; // Enter on the Undo button is the button's
-      if (evt.key === "Enter" && path && !row.querySelector(".vs-edit-path.is-gone")) {
-        evt.preventDefault();
-        handlers.onOpen?.(path, evt);
-      } else if (evt.key === "ArrowDown" || evt.key === "ArrowUp") {
-        evt.preventDefault();
-        const next = evt.key === "ArrowDown" ? row.nextElementSibling : row.previousElementSibling;
-        if (next instanceof HTMLElement) next.focus();
-      }
-    });
+    const gone = !path || row.querySelector(".vs-edit-path.is-gone") !== null;
+    wireRow(row, gone ? null : { path, line: null }, actions, { click: false });
   }
+  wireListKeys(list, actions, "Agent edits, newest first");
   if (response.next_offset !== null) {
     const more = container.createEl("button", {
       cls: "vs-edits-more", text: `Show more (${response.edits.length} of ${response.total})`,

@@ -1,25 +1,30 @@
-// Search as you type. Enter opens at the matching heading/line, Mod+Enter in a new tab, Alt+Enter
-// inserts a link; Tab switches mode. The query syntax (path:, tag:, "phrases", -exclude) is parsed by
-// query-syntax.ts.
+// Search as you type. Enter opens at the matching heading/line, Mod+Enter in a new tab, Shift+Enter
+// inserts a link (Alt+Enter too, as before); Tab switches mode. Rows also take middle-click, the menu, hover
+// preview and drag, as every list does (list-nav.ts). The query syntax (path:, tag:, "phrases", -exclude)
+// is parsed by query-syntax.ts.
 
-import { SuggestModal, type App } from "obsidian";
+import { SuggestModal, type App, type HoverPopover } from "obsidian";
 
 import type { PluginContext } from "../context";
-import { headingSubpath, insertLink, openNoteAt, paneFor } from "../open";
+import { SEARCH_MODAL_SOURCE, insertLink, noteActions, openNoteAt, paneFor } from "../open";
 import type { SearchMode, SearchResponse, SearchResult } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
 import { describeError } from "../client";
-import { renderSearchResult } from "./render";
+import { wireRow } from "./list-nav";
+import { MODES, MODE_LABELS } from "./modes";
+import { errorHint, renderError, renderSearchResult, renderSyntaxHelp, searchTarget } from "./render";
 
-export const MODES: SearchMode[] = ["hybrid", "lexical", "semantic"];
-export const SYNTAX_HELP = 'path:Folder  tag:#tag  [field:value]  "exact phrase"  -exclude  -path:Note.md';
 const TYPING_DELAY_MS = 120;
 
 export class SearchModal extends SuggestModal<SearchResult> {
+  hoverPopover: HoverPopover | null = null;
   private mode: SearchMode;
   private seq = 0;
   private modesEl: HTMLElement;
   private infoEl: HTMLElement;
+  private readonly actions = noteActions(this.app, SEARCH_MODAL_SOURCE, this);
+  /** The last search's error, shown in the list's place (with its hint) instead of the empty text. */
+  private failure: { message: string; hint: string | null } | null = null;
 
   constructor(app: App, private readonly ctx: PluginContext, private readonly initialQuery = "") {
     super(app);
@@ -30,23 +35,25 @@ export class SearchModal extends SuggestModal<SearchResult> {
     this.setInstructions([
       { command: "↵", purpose: "open" },
       { command: "mod ↵", purpose: "open in new tab" },
-      { command: "alt ↵", purpose: "insert link" },
+      { command: "shift ↵", purpose: "insert link" },
       { command: "tab", purpose: "switch mode" },
       { command: "esc", purpose: "close" },
     ]);
     this.modalEl.addClass("vs-search-modal");
     this.modesEl = this.modalEl.createDiv({ cls: "vs-modes", prepend: true });
     this.infoEl = this.modalEl.createDiv({ cls: "vs-search-info" });
-    this.modalEl.createDiv({ cls: "vs-search-help", text: SYNTAX_HELP });
+    renderSyntaxHelp(this.modalEl);
     this.drawModes();
     this.scope.register(["Mod"], "Enter", (evt) => {
       this.selectActiveSuggestion(evt);
       return false;
     });
-    this.scope.register(["Alt"], "Enter", (evt) => {
-      this.selectActiveSuggestion(evt);
-      return false;
-    });
+    for (const mods of [["Shift"], ["Alt"]] as const) {
+      this.scope.register([...mods], "Enter", (evt) => {
+        this.selectActiveSuggestion(evt);
+        return false;
+      });
+    }
     this.scope.register([], "Tab", () => {
       this.setMode(MODES[(MODES.indexOf(this.mode) + 1) % MODES.length] ?? "hybrid");
       return false;
@@ -64,7 +71,9 @@ export class SearchModal extends SuggestModal<SearchResult> {
   private drawModes(): void {
     this.modesEl.empty();
     for (const mode of MODES) {
-      const chip = this.modesEl.createEl("button", { cls: "vs-mode", text: mode, attr: { "aria-pressed": String(mode === this.mode) } });
+      const chip = this.modesEl.createEl("button", {
+        cls: "vs-mode", text: MODE_LABELS[mode], attr: { "aria-pressed": String(mode === this.mode), "data-mode": mode },
+      });
       if (mode === this.mode) chip.addClass("is-active");
       chip.addEventListener("click", () => this.setMode(mode));
     }
@@ -79,6 +88,7 @@ export class SearchModal extends SuggestModal<SearchResult> {
 
   override async getSuggestions(input: string): Promise<SearchResult[]> {
     const seq = ++this.seq;
+    this.failure = null;
     const parsed = parseQuery(input);
     this.infoEl.setText(parsed.warnings.join(" · "));
     if (!isSearchable(parsed)) {
@@ -99,18 +109,29 @@ export class SearchModal extends SuggestModal<SearchResult> {
       this.emptyStateText = "No matching notes.";
       return response.results;
     } catch (err) {
-      if (seq === this.seq) this.emptyStateText = describeError(err);
+      if (seq === this.seq) {
+        this.failure = { message: describeError(err), hint: errorHint(err, this.ctx.sidecar.snapshot.errorHint) };
+        this.emptyStateText = this.failure.message;
+      }
       return [];
     }
   }
 
+  override onNoSuggestion(): void {
+    super.onNoSuggestion();
+    // The error in error colours with its fix, in the empty text's place.
+    if (this.failure) renderError(this.resultContainerEl, this.failure.message, this.failure.hint);
+  }
+
   override renderSuggestion(result: SearchResult, el: HTMLElement): void {
     renderSearchResult(el, result);
+    // SuggestModal opens on click (with the event: Mod-click works); the rest is the lists' own.
+    wireRow(el, searchTarget(result), this.actions, { click: false });
   }
 
   override onChooseSuggestion(result: SearchResult, evt: MouseEvent | KeyboardEvent): void {
-    if (evt.altKey) {
-      insertLink(this.app, result.path, result.heading ? headingSubpath(result.heading) : undefined);
+    if (evt.shiftKey || evt.altKey) {
+      insertLink(this.app, result.path, searchTarget(result).subpath);
       return;
     }
     void openNoteAt(this.app, result.path, result.start_line, paneFor(evt));

@@ -4,12 +4,12 @@
 import { ItemView, debounce, type HoverPopover, type ViewStateResult, type WorkspaceLeaf } from "obsidian";
 
 import { SEARCH_VIEW, type PluginContext } from "../context";
-import { openNoteAt, paneFor } from "../open";
+import { noteActions } from "../open";
 import type { SearchMode, SearchResponse } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
 import { describeError } from "../client";
-import { renderMessage, renderSearchResults } from "./render";
-import { MODES, SYNTAX_HELP } from "./search-modal";
+import { errorHint, renderError, renderMessage, renderSearchResults, renderSyntaxHelp } from "./render";
+import { MODES, MODE_LABELS } from "./modes";
 
 interface SearchViewState {
   query: string;
@@ -28,6 +28,7 @@ export class SearchView extends ItemView {
   private rerun = debounce(() => void this.run(), 1500, true);
   // While typing, the sidecar takes its speed shortcuts; Enter submits the query with every word.
   private typed = debounce(() => void this.run(true), 250, true);
+  private readonly actions = noteActions(this.app, SEARCH_VIEW, this);
 
   constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
     super(leaf);
@@ -79,9 +80,9 @@ export class SearchView extends ItemView {
       attr: { spellcheck: "false", "aria-label": "Search query" },
     });
     this.modeEl = bar.createEl("select", { cls: "dropdown vs-mode-select", attr: { "aria-label": "Search mode" } });
-    for (const mode of MODES) this.modeEl.createEl("option", { text: mode, value: mode });
+    for (const mode of MODES) this.modeEl.createEl("option", { text: MODE_LABELS[mode], value: mode });
     this.modeEl.value = this.mode;
-    root.createDiv({ cls: "vs-search-help", text: SYNTAX_HELP });
+    renderSyntaxHelp(root);
     this.resultsEl = root.createDiv({ cls: "vs-pane-body" });
     this.registerDomEvent(this.inputEl, "input", () => {
       this.query = this.inputEl.value;
@@ -131,17 +132,12 @@ export class SearchView extends ItemView {
       for (const warning of parsed.warnings) renderMessage(this.resultsEl, warning, "info");
     } catch (err) {
       if (seq !== this.seq) return;
-      this.draw();
-      renderMessage(this.resultsEl, describeError(err), "error");
+      // The error replaces the list: never "Type to search." above it.
+      renderError(this.resultsEl, describeError(err), errorHint(err, this.ctx.sidecar.snapshot.errorHint));
     }
   }
 
   private draw(emptyText?: string): void {
-    renderSearchResults(this.resultsEl, this.response, {
-      onOpen: (r, evt) => void openNoteAt(this.app, r.path, r.start_line, paneFor(evt)),
-      onHover: (r, evt, el) => this.app.workspace.trigger("hover-link", {
-        event: evt, source: SEARCH_VIEW, hoverParent: this, targetEl: el, linktext: r.path, sourcePath: "",
-      }),
-    }, emptyText);
+    renderSearchResults(this.resultsEl, this.response, this.actions, emptyText);
   }
 }

@@ -4,13 +4,17 @@
 // can check that the handlers are wired.
 
 import type { EditsResponse, HealthResponse, RelatedResponse, SearchResponse } from "../../src/protocol.gen";
-import { renderEdits, renderError, renderHealth, renderRelated, renderSearchResult, renderSearchResults } from "../../src/views/render";
+import { MODES, MODE_LABELS } from "../../src/views/modes";
+import {
+  renderEdits, renderError, renderHealth, renderRelated, renderSearchResult, renderSearchResults, renderSyntaxHelp,
+} from "../../src/views/render";
 import { installDomHelpers } from "../obsidian-stub";
+import type { RowActions } from "../../src/views/list-nav";
 
 export interface PictureApi {
-  relatedPane(data: { response: RelatedResponse; basename: string }): void;
+  relatedPane(data: { response: RelatedResponse | null; basename: string } & ErrorState): void;
   searchModal(data: { response: SearchResponse; query: string }): void;
-  searchPane(data: { response: SearchResponse; query: string }): void;
+  searchPane(data: { response: SearchResponse | null; query: string } & ErrorState): void;
   healthView(data: { report: HealthResponse }): void;
   editsView(data: EditsPictureData): void;
   /** What the handlers saw: "open:<path>" and the like. */
@@ -19,6 +23,12 @@ export interface PictureApi {
   contrast(selectors: string): { ratio: number; text: string; selector: string }[];
   /** Elements inside the stage that stick out of it on the right (horizontal overflow). */
   overflowing(): string[];
+}
+
+/** A pane's error state: the error and its fix-it hint, as the views render them. */
+export interface ErrorState {
+  error?: string;
+  hint?: string | null;
 }
 
 export interface EditsPictureData {
@@ -43,6 +53,13 @@ declare global {
 
 installDomHelpers(window);
 const clicks: string[] = [];
+/** What the rows asked for, as the views' noteActions would do it. */
+const actions: RowActions = {
+  open: (t) => clicks.push(`open:${t.path}${t.line !== null ? `:${t.line}` : ""}`),
+  insertLink: (t) => clicks.push(`insert:${t.path}`),
+  menu: (t) => clicks.push(`menu:${t.path}`),
+  linkText: (t) => `[[${t.path}]]`,
+};
 
 function stage(): HTMLElement {
   document.body.empty();
@@ -55,16 +72,14 @@ function leaf(kind: "mod-sidebar" | "mod-main", title: string): HTMLElement {
   return el.createDiv({ cls: "view-content" });
 }
 
-function relatedPane({ response, basename }: { response: RelatedResponse; basename: string }): void {
+function relatedPane({ response, basename, error, hint }: { response: RelatedResponse | null; basename: string } & ErrorState): void {
   // RelatedView.onOpen + refresh()
   const content = leaf("mod-sidebar", "Related notes");
   content.addClass("vs-pane");
   content.createDiv({ cls: "vs-pane-header", text: basename });
   const list = content.createDiv({ cls: "vs-pane-body" });
-  renderRelated(list, response, {
-    onOpen: (note) => clicks.push(`open:${note.path}`),
-    onDragStart: (note) => clicks.push(`drag:${note.path}`),
-  }, { showAlreadyLinked: true });
+  if (error) renderError(list, error, hint);
+  else renderRelated(list, response, actions, { showAlreadyLinked: true });
 }
 
 function searchModal({ response, query }: { response: SearchResponse; query: string }): void {
@@ -72,8 +87,8 @@ function searchModal({ response, query }: { response: SearchResponse; query: str
   const container = stage().createDiv({ cls: "modal-container" });
   const modal = container.createDiv({ cls: ["modal", "prompt", "vs-search-modal"] });
   const modes = modal.createDiv({ cls: "vs-modes" });
-  for (const mode of ["hybrid", "lexical", "semantic"]) {
-    const chip = modes.createEl("button", { cls: "vs-mode", text: mode, attr: { "aria-pressed": String(mode === response.mode) } });
+  for (const mode of MODES) {
+    const chip = modes.createEl("button", { cls: "vs-mode", text: MODE_LABELS[mode], attr: { "aria-pressed": String(mode === response.mode) } });
     if (mode === response.mode) chip.addClass("is-active");
   }
   const input = modal.createDiv({ cls: "prompt-input-container" }).createEl("input", {
@@ -88,27 +103,28 @@ function searchModal({ response, query }: { response: SearchResponse; query: str
     item.addEventListener("click", () => clicks.push(`open:${r.path}`));
   });
   const instructions = modal.createDiv({ cls: "prompt-instructions" });
-  for (const [command, purpose] of [["↵", "open"], ["mod ↵", "open in new tab"], ["alt ↵", "insert link"], ["tab", "switch mode"], ["esc", "close"]]) {
+  for (const [command, purpose] of [["↵", "open"], ["mod ↵", "open in new tab"], ["shift ↵", "insert link"], ["tab", "switch mode"], ["esc", "close"]]) {
     const el = instructions.createDiv({ cls: "prompt-instruction" });
     el.createSpan({ cls: "prompt-instruction-command", text: command });
     el.createSpan({ text: purpose ?? "" });
   }
   modal.createDiv({ cls: "vs-search-info", text: [response.caveat, response.index_building ? "Index still building." : null].filter(Boolean).join(" · ") });
-  modal.createDiv({ cls: "vs-search-help", text: 'path:Folder  tag:#tag  [field:value]  "exact phrase"  -exclude  -path:Note.md' });
+  renderSyntaxHelp(modal);
 }
 
-function searchPane({ response, query }: { response: SearchResponse; query: string }): void {
+function searchPane({ response, query, error, hint }: { response: SearchResponse | null; query: string } & ErrorState): void {
   // SearchView.onOpen + run()
   const content = leaf("mod-sidebar", "Sidecar search");
   content.addClass("vs-pane", "vs-search-pane");
   const bar = content.createDiv({ cls: "vs-search-bar" });
   bar.createEl("input", { type: "search", cls: "vs-search-input", value: query, attr: { "aria-label": "Search query" } });
   const select = bar.createEl("select", { cls: "dropdown vs-mode-select", attr: { "aria-label": "Search mode" } });
-  for (const mode of ["hybrid", "lexical", "semantic"]) select.createEl("option", { text: mode, value: mode });
-  select.value = response.mode;
-  content.createDiv({ cls: "vs-search-help", text: 'path:Folder  tag:#tag  [field:value]  "exact phrase"  -exclude  -path:Note.md' });
+  for (const mode of MODES) select.createEl("option", { text: MODE_LABELS[mode], value: mode });
+  select.value = response?.mode ?? "hybrid";
+  renderSyntaxHelp(content);
   const results = content.createDiv({ cls: "vs-pane-body" });
-  renderSearchResults(results, response, { onOpen: (r) => clicks.push(`open:${r.path}`) });
+  if (error) renderError(results, error, hint);
+  else renderSearchResults(results, response, actions);
 }
 
 function healthView({ report }: { report: HealthResponse }): void {
@@ -119,10 +135,7 @@ function healthView({ report }: { report: HealthResponse }): void {
   bar.createEl("button", { text: "Refresh", cls: "mod-cta" });
   bar.createEl("button", { text: "Save report as note" });
   const body = content.createDiv({ cls: "vs-pane-body" });
-  renderHealth(body, report, {
-    onOpen: (item) => clicks.push(`open:${item.path}:${item.line ?? ""}`),
-    onOpenPath: (path) => clicks.push(`open-path:${path}`),
-  });
+  renderHealth(body, report, actions);
 }
 
 function editsView(data: EditsPictureData): void {
