@@ -1,5 +1,6 @@
 // Vault Sidecar: lifecycle only. Everything else lives in its own module.
 
+import * as path from "path";
 import { FileSystemAdapter, Notice, Plugin } from "obsidian";
 
 import { copyMcpConfig, registerCommands, reindex, showAgentEdit } from "./commands";
@@ -7,6 +8,7 @@ import { registerHoverSources } from "./open";
 import { EDITS_VIEW, HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW, type PluginContext } from "./context";
 import { RESTART_KEYS, SidecarSettingTab, exclusionList, normalizeSettings, type SettingsHost, type SidecarSettings } from "./settings";
 import type { EditRecord } from "./protocol.gen";
+import { registerSetup } from "./setup/notices";
 import { Sidecar, type SidecarSnapshot } from "./sidecar";
 import { StatusBar } from "./status-bar";
 import { EditsView } from "./views/edits-view";
@@ -18,6 +20,7 @@ export default class VaultSidecarPlugin extends Plugin implements SettingsHost, 
   declare settings: SidecarSettings;
   sidecar!: Sidecar;
   private restartTimer: number | null = null;
+  openSetup: (reason: string) => void = () => undefined;
 
   override async onload(): Promise<void> {
     this.settings = normalizeSettings(await this.loadData());
@@ -31,9 +34,12 @@ export default class VaultSidecarPlugin extends Plugin implements SettingsHost, 
       exclude: exclusionList(this.settings),
     }));
 
+    this.openSetup = registerSetup({ plugin: this, sidecar: this.sidecar, restart: () => this.restartSidecar(),
+      pluginDir: vaultPath && this.manifest.dir ? path.join(vaultPath, this.manifest.dir) : null });
     const statusBar = new StatusBar(this.addStatusBarItem(), this.app, this.sidecar, {
       reindex: () => void reindex(this),
       restart: () => void this.restartSidecar(),
+      setup: (reason) => this.openSetup(reason),
     });
     this.registerEvent(this.sidecar.on("state", (s) => statusBar.render(s as SidecarSnapshot)));
     this.registerEvent(this.sidecar.on("agent-edit", (edit) => showAgentEdit(this.sidecar, edit as EditRecord)));

@@ -4,6 +4,7 @@
 import { PluginSettingTab, Setting, type App, type Plugin, type SettingDefinitionItem, type SettingGroupItem } from "obsidian";
 
 import type { SearchMode } from "./protocol.gen";
+import { renderInstallInfo, type InstallInfoHost } from "./setup/settings-info";
 import { MODE_LABELS } from "./views/modes";
 
 export interface SidecarSettings {
@@ -78,7 +79,7 @@ function reportsFolder(v: unknown, d: string): string {
 }
 
 /** What the settings tab needs from the plugin. */
-export interface SettingsHost extends Plugin {
+export interface SettingsHost extends Plugin, InstallInfoHost {
   settings: SidecarSettings;
   updateSetting<K extends keyof SidecarSettings>(key: K, value: SidecarSettings[K]): Promise<void>;
   copyMcpConfig(): Promise<void>;
@@ -90,7 +91,8 @@ type Spec =
   | { kind: "number"; key: "relatedDebounceMs" | "relatedLimit" | "searchLimit" | "mcpPort"; name: string; desc: string; min: number; max: number }
   | { kind: "toggle"; key: "relatedShowLinked" | "mcpEnabled" | "mcpAllowWrites"; name: string; desc: string }
   | { kind: "dropdown"; key: "searchMode"; name: string; desc: string; options: Record<string, string> }
-  | { kind: "action"; name: string; desc: string; button: string; run: (host: SettingsHost) => Promise<void> };
+  | { kind: "action"; name: string; desc: string; button: string; run: (host: SettingsHost) => Promise<void> }
+  | { kind: "render"; name: string; desc: string; render: (setting: Setting, host: SettingsHost) => void };
 
 interface Group {
   heading: string;
@@ -101,8 +103,10 @@ export const SETTING_SPECS: Group[] = [
   {
     heading: "Sidecar",
     items: [
+      { kind: "render", name: "Installation", desc: "What was found: Python, the sidecar's version, the index folder.",
+        render: (setting, host) => renderInstallInfo(setting, host) },
       { kind: "text", key: "sidecarCommand", name: "Sidecar command",
-        desc: "Leave empty to use `sidecar` from your PATH, or else `python3 -m sidecar`. An absolute path is safest.",
+        desc: "Leave empty to use the sidecar this plugin installed (Reinstall above), else `sidecar` from your PATH, else `python3 -m sidecar`. An absolute path is safest.",
         placeholder: "/usr/local/bin/sidecar" },
       { kind: "textarea", key: "exclusions", name: "Extra exclusions",
         desc: "Gitignore-style patterns, one per line, that are never indexed (on top of .indexignore and Obsidian's excluded files).",
@@ -185,6 +189,8 @@ export class SidecarSettingTab extends PluginSettingTab {
         return { name: spec.name, desc: spec.desc, control: { type: "dropdown", key: spec.key, options: spec.options } };
       case "action":
         return { name: spec.name, desc: spec.desc, action: () => void spec.run(this.host) };
+      case "render":
+        return { name: spec.name, desc: spec.desc, render: (setting) => spec.render(setting, this.host) };
     }
   }
 
@@ -240,6 +246,9 @@ export class SidecarSettingTab extends PluginSettingTab {
         break;
       case "action":
         setting.addButton((b) => b.setButtonText(spec.button).onClick(() => void spec.run(this.host)));
+        break;
+      case "render":
+        spec.render(setting, this.host);
         break;
     }
   }

@@ -12,12 +12,19 @@
 
 import { spawn, type ChildProcess } from "child_process";
 import { randomBytes } from "crypto";
-import { accessSync, constants as fsConstants, statSync } from "fs";
-import { homedir } from "os";
 import * as path from "path";
 import { clearTimeout, setTimeout } from "timers";
 
 import { PROTOCOL_VERSION } from "./protocol.gen";
+import { currentHost, installedSidecar, isExecutable } from "./setup/install";
+import { extraDirs, MIN_PYTHON, parsePythonVersion, pythonTooOld } from "./setup/python";
+
+export { MIN_PYTHON, parsePythonVersion, pythonTooOld };
+
+/** The fix when nothing usable is installed: the plugin's own setup, or a manual install that works. */
+export const SETUP_HINT = "Run \"Vault Sidecar: Set up the sidecar\" (command palette, or Settings → Vault Sidecar → Reinstall): "
+  + "it installs the sidecar into a private environment. Or install it yourself with Python 3.11+ "
+  + "(`python3 -m pip install --user vault_sidecar-VERSION-py3-none-any.whl`, the wheel from the release) and set the sidecar command.";
 
 export interface Handshake {
   rpc_port: number;
@@ -25,6 +32,10 @@ export interface Handshake {
   pid: number;
   version: string;
   protocol_version: string;
+  /** The MCP port asked for; differs from mcp_port after a fallback (the port was in use). */
+  mcp_requested_port: number | null;
+  /** Why MCP is not where it was asked for; null when it is. */
+  mcp_note: string | null;
 }
 
 export interface Connection {
@@ -73,11 +84,17 @@ export class SidecarStartError extends Error {
     return FATAL.has(this.kind);
   }
 
-  /** Message, hint and the end of stderr, ready to show. */
-  describe(): string {
+  /** Message, hint and command, ready to show next to the sidecar's output (which is not repeated). */
+  summary(): string {
     const lines = [this.message];
     if (this.hint) lines.push(this.hint);
     if (this.command.length) lines.push(`Command: ${this.command.join(" ")}`);
+    return lines.join("\n");
+  }
+
+  /** The summary and the end of stderr, for a place that shows nothing else. */
+  describe(): string {
+    const lines = [this.summary()];
     if (this.stderrTail.length) lines.push("Last lines of its output:", ...this.stderrTail.slice(-15));
     return lines.join("\n");
   }
@@ -114,6 +131,8 @@ export interface SidecarProcessOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra folders searched after PATH (Obsidian started from a desktop icon often has a short PATH). */
   extraPath?: string[];
+  /** The sidecar the plugin installed itself (setup/install.ts); tried after the setting. Default: look. */
+  managedSidecar?: string | null;
 }
 
 export const DEFAULT_BACKOFF: BackoffOptions = {
@@ -123,8 +142,6 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
   resetAfterMs: 60_000,
   maxAttempts: 8,
 };
-
-export const MIN_PYTHON: readonly [number, number] = [3, 11];
 
 // ---- command resolution -------------------------------------------------------------------
 
@@ -157,23 +174,7 @@ export function splitCommand(line: string): string[] {
 }
 
 export function defaultExtraPath(): string[] {
-  const home = homedir();
-  if (process.platform === "win32") {
-    const appData = process.env.APPDATA ?? path.join(home, "AppData", "Roaming");
-    return [path.join(appData, "Python", "Scripts"), path.join(home, ".local", "bin")];
-  }
-  return [path.join(home, ".local", "bin"), "/opt/homebrew/bin", "/usr/local/bin", "/usr/bin"];
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    if (!statSync(file).isFile()) return false;
-    if (process.platform === "win32") return true;
-    accessSync(file, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  return extraDirs(currentHost());
 }
 
 /** Find `name` on PATH (then in `extra`), like `which`. */
@@ -194,13 +195,14 @@ export function which(name: string, env: NodeJS.ProcessEnv = process.env, extra:
 
 export interface ResolvedCommand {
   argv: string[];
-  /** How it was found, for messages: "setting", "path" or "python". */
-  source: "setting" | "path" | "python";
+  /** How it was found, for messages: the setting, the plugin's own environment, PATH, or `python -m`. */
+  source: "setting" | "managed" | "path" | "python";
 }
 
-/** The argv that starts the sidecar, before the `serve ...` arguments. */
+/** The argv that starts the sidecar, before the `serve ...` arguments: the setting, the plugin's own
+ * environment, `sidecar` on PATH (and the usual folders), then `python3 -m sidecar`. */
 export function resolveCommand(setting: string | undefined, env: NodeJS.ProcessEnv = process.env,
-  extra: string[] = defaultExtraPath()): ResolvedCommand {
+  extra: string[] = defaultExtraPath(), managed: string | null = null): ResolvedCommand {
   const configured = splitCommand(setting ?? "");
   if (configured.length) {
     const exe = which(configured[0] ?? "", env, extra);
@@ -212,14 +214,15 @@ export function resolveCommand(setting: string | undefined, env: NodeJS.ProcessE
     }
     return { argv: [exe, ...configured.slice(1)], source: "setting" };
   }
+  if (managed) return { argv: [managed], source: "managed" };
   const sidecar = which("sidecar", env, extra);
   if (sidecar) return { argv: [sidecar], source: "path" };
   for (const python of process.platform === "win32" ? ["python", "py"] : ["python3", "python"]) {
     const exe = which(python, env, extra);
     if (exe) return { argv: [exe, ...(python === "py" ? ["-3"] : []), "-m", "sidecar"], source: "python" };
   }
-  throw new SidecarStartError("not_found", "Neither `sidecar` nor Python 3 was found.", {
-    hint: "Install the sidecar (`pipx install vault-sidecar` or `pip install vault-sidecar`), or set its full path in the plugin settings.",
+  throw new SidecarStartError("not_found", "The sidecar is not installed (neither `sidecar` nor Python 3 was found).", {
+    hint: SETUP_HINT,
   });
 }
 
@@ -265,6 +268,8 @@ export function parseHandshake(line: string): Handshake {
     pid: typeof h.pid === "number" ? h.pid : 0,
     version: typeof h.version === "string" ? h.version : "unknown",
     protocol_version: protocol,
+    mcp_requested_port: port(h.mcp_requested_port),
+    mcp_note: typeof h.mcp_note === "string" && h.mcp_note ? h.mcp_note : null,
   };
 }
 
@@ -288,27 +293,17 @@ export function classifyEarlyExit(stderr: string[], exitCode: number | null, com
   if (/requires? python|python 3\.\d+ or newer|python_requires|SyntaxError|version_info/i.test(text)) {
     return new SidecarStartError("python_too_old", `The sidecar needs Python ${MIN_PYTHON.join(".")} or newer.`, {
       ...opts,
-      hint: "Install a newer Python and the sidecar with it (for example `pipx install --python python3.12 vault-sidecar`), then set its path in the settings.",
+      hint: `Install Python ${MIN_PYTHON.join(".")} or newer (python.org, \`brew install python@3.12\`, your package manager, or uv), then ${SETUP_HINT.charAt(0).toLowerCase()}${SETUP_HINT.slice(1)}`,
     });
   }
   if (/No module named .?sidecar|command not found|is not recognized as an internal or external command/i.test(text)) {
     return new SidecarStartError("not_found", "Python was found, but the sidecar is not installed for it.", {
       ...opts,
-      hint: "Install it with `pipx install vault-sidecar` (or `pip install vault-sidecar`), or set the sidecar command in the settings.",
+      hint: SETUP_HINT,
     });
   }
   return new SidecarStartError("exited",
     `The sidecar exited before it was ready (exit code ${exitCode ?? "none"}).`, opts);
-}
-
-/** Parse `python --version`-style output; null when it cannot be read. */
-export function parsePythonVersion(text: string): [number, number] | null {
-  const m = /(\d+)\.(\d+)/.exec(text);
-  return m ? [Number(m[1]), Number(m[2])] : null;
-}
-
-export function pythonTooOld(version: [number, number]): boolean {
-  return version[0] < MIN_PYTHON[0] || (version[0] === MIN_PYTHON[0] && version[1] < MIN_PYTHON[1]);
 }
 
 /** Delay before restart number `attempt` (1-based). */
@@ -485,7 +480,7 @@ export class SidecarProcess {
     if (version && pythonTooOld(version)) {
       throw new SidecarStartError("python_too_old",
         `${exe} is Python ${version.join(".")}; the sidecar needs ${MIN_PYTHON.join(".")} or newer.`, {
-          hint: "Install a newer Python and the sidecar with it, then set the sidecar command in the settings.",
+          hint: `Install Python ${MIN_PYTHON.join(".")} or newer, then ${SETUP_HINT.charAt(0).toLowerCase()}${SETUP_HINT.slice(1)}`,
           command: argv,
         });
     }
@@ -493,7 +488,8 @@ export class SidecarProcess {
 
   private async spawnOnce(): Promise<Connection> {
     const env: NodeJS.ProcessEnv = { ...(this.opts.env ?? process.env) };
-    const resolved = resolveCommand(this.opts.command, env, this.opts.extraPath ?? defaultExtraPath());
+    const managed = this.opts.managedSidecar === undefined ? installedSidecar() : this.opts.managedSidecar;
+    const resolved = resolveCommand(this.opts.command, env, this.opts.extraPath ?? defaultExtraPath(), managed);
     if (resolved.source === "python") await this.checkPython(resolved.argv, env);
     if (this.stopping) throw new SidecarStartError("exited", "Stopped while starting.");
 
@@ -587,7 +583,7 @@ export class SidecarProcess {
       if (this.run === run) this.run = null;
       throw new SidecarStartError("protocol_mismatch",
         `The sidecar speaks protocol ${handshake.protocol_version}, this plugin ${PROTOCOL_VERSION}.`, {
-          hint: "Update the plugin and the sidecar to matching versions.", command: argv,
+          hint: `Update the sidecar to this plugin's version: ${SETUP_HINT}`, command: argv,
         });
     }
 

@@ -6,12 +6,17 @@
 //   "index-changed"  (event: IndexChangedEvent)     notes were (re)indexed or removed
 //   "connected"      ()                              a (new) connection is up: views may refresh
 //   "agent-edit"     (edit: EditRecord)              an agent edited the vault (writes on)
+//   "failed"         (error: SidecarStartError)      it cannot start (or gave up restarting): show the fix
+//   "handshake"      (handshake: Handshake)          a run started: versions, MCP port really used
+//
+// Every failure a caller sees carries a fix-it hint: failureOf(err) gives { message, hint } for any error
+// thrown here or by the client, so a pane shows the same fix as the Notice.
 
 import { Events } from "obsidian";
 
-import { RpcError, SidecarClient, type EventSubscription } from "./client";
+import { describeError, RpcError, SidecarClient, type EventSubscription } from "./client";
 import type { Progress, StatusResponse } from "./protocol.gen";
-import { SidecarProcess, SidecarStartError, type ProcessState, type SidecarProcessOptions } from "./sidecar-process";
+import { SidecarProcess, SidecarStartError, type Handshake, type ProcessState, type SidecarProcessOptions } from "./sidecar-process";
 
 export type SidecarPhase = ProcessState["phase"];
 
@@ -19,7 +24,7 @@ export interface SidecarSnapshot {
   phase: SidecarPhase;
   status: StatusResponse | null;
   progress: Progress | null;
-  /** Latest problem, ready to show (with hint and stderr tail for start errors). */
+  /** Latest problem, ready to show: message, hint and command (the sidecar's output is `Sidecar.stderr`). */
   error: string | null;
   /** Kind of the latest start error, e.g. `not_found`, `python_too_old`. */
   errorKind: string | null;
@@ -27,6 +32,34 @@ export interface SidecarSnapshot {
   errorHint: string | null;
   eventsConnected: boolean;
   restartInMs: number | null;
+  /** The running sidecar's handshake: its version, and the MCP port it really serves on. */
+  handshake?: Handshake | null;
+}
+
+/** A failure as the user should read it: what happened, and what to do about it (null: nothing to do). */
+export interface Failure {
+  message: string;
+  hint: string | null;
+}
+
+const RESTART_HINT = "Restart the sidecar (click the status bar item, or the command \"Restart the sidecar\"); the status bar's details show its output.";
+
+/** { message, hint } for any error the plugin sees from the sidecar (start errors, RPC errors, transport). */
+export function failureOf(err: unknown): Failure {
+  if (err instanceof SidecarStartError) return { message: err.message, hint: err.hint || null };
+  const message = describeError(err);
+  if (err instanceof RpcError) {
+    const hint = typeof err.data.hint === "string" && err.data.hint ? err.data.hint : null;
+    if (hint) return { message, hint };
+    if (err.kind === "transport" || err.kind === "timeout") return { message, hint: RESTART_HINT };
+    if (err.kind === "unauthorized") return { message, hint: RESTART_HINT };
+  }
+  return { message, hint: null };
+}
+
+/** A start error as the RpcError callers get, keeping its hint. */
+function startFailure(err: SidecarStartError): RpcError {
+  return new RpcError("transport", err.message, "", null, { kind: "start_failed", start_kind: err.kind, hint: err.hint });
 }
 
 export class Sidecar extends Events {
@@ -38,6 +71,7 @@ export class Sidecar extends Events {
   private statusTimer: number | null = null;
   snapshot: SidecarSnapshot = {
     phase: "stopped", status: null, progress: null, error: null, errorKind: null, errorHint: null, eventsConnected: false, restartInMs: null,
+    handshake: null,
   };
 
   constructor(options: () => SidecarProcessOptions) {
@@ -86,12 +120,12 @@ export class Sidecar extends Events {
     if (!proc) throw new RpcError("transport", "The sidecar is stopped.", "");
     if (proc.state.phase === "failed") {
       // Do not respawn on every request: the user fixes the cause, then restarts (settings or command).
-      throw new RpcError("transport", proc.state.error.message, "");
+      throw startFailure(proc.state.error);
     }
     try {
       await proc.ready();
     } catch (err) {
-      throw err instanceof SidecarStartError ? new RpcError("transport", err.message, "") : err;
+      throw err instanceof SidecarStartError ? startFailure(err) : err;
     }
     if (!this.current) throw new RpcError("transport", "The sidecar is not connected.", "");
     return this.current;
@@ -143,7 +177,9 @@ export class Sidecar extends Events {
           agent_edit: (edit) => this.trigger("agent-edit", edit),
           connection: (connected) => this.update({ eventsConnected: connected }),
         });
-        this.update({ phase: "running", error: null, errorKind: null, errorHint: null, restartInMs: null });
+        this.update({ phase: "running", error: null, errorKind: null, errorHint: null, restartInMs: null,
+          handshake: state.connection.handshake });
+        this.trigger("handshake", state.connection.handshake);
         this.trigger("connected");
         void this.refreshStatus();
         break;
@@ -151,16 +187,17 @@ export class Sidecar extends Events {
       case "restarting":
         this.disconnect();
         this.update({
-          phase: "restarting", error: state.error.describe(), errorKind: state.error.kind, errorHint: state.error.hint || null,
-          restartInMs: state.delayMs,
+          phase: "restarting", error: state.error.summary(), errorKind: state.error.kind, errorHint: state.error.hint || null,
+          restartInMs: state.delayMs, handshake: null,
         });
         break;
       case "failed":
         this.disconnect();
         this.update({
-          phase: "failed", error: state.error.describe(), errorKind: state.error.kind, errorHint: state.error.hint || null,
-          restartInMs: null,
+          phase: "failed", error: state.error.summary(), errorKind: state.error.kind, errorHint: state.error.hint || null,
+          restartInMs: null, handshake: null,
         });
+        this.trigger("failed", state.error);
         break;
       case "stopped":
         this.disconnect();

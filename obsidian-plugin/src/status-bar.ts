@@ -54,11 +54,18 @@ function firstLine(text: string | null): string | null {
   return text ? (text.split("\n")[0] ?? null) : null;
 }
 
+export interface StatusActions {
+  reindex: () => void;
+  restart: () => void;
+  /** Open the setup modal (install, reinstall or upgrade the sidecar). */
+  setup: (reason: string) => void;
+}
+
 export class StatusBar {
   private readonly el: HTMLElement;
 
   constructor(el: HTMLElement, private readonly app: App, private readonly sidecar: Sidecar,
-    private readonly actions: { reindex: () => void; restart: () => void }) {
+    private readonly actions: StatusActions) {
     this.el = el;
     this.el.addClass("vs-status-bar", "mod-clickable");
     this.el.setAttr("role", "button");
@@ -85,13 +92,14 @@ class StatusModal extends Modal {
   private off: (() => void) | null = null;
 
   constructor(app: App, private readonly sidecar: Sidecar,
-    private readonly actions: { reindex: () => void; restart: () => void }) {
+    private readonly actions: StatusActions) {
     super(app);
   }
 
   override onOpen(): void {
     this.titleEl.setText("Vault Sidecar");
     const body = this.contentEl.createDiv();
+    // s.error is the message, hint and command; the sidecar's output follows once, as its own block.
     const draw = (s: SidecarSnapshot): void =>
       renderStatusDetails(body, { headline: statusBarView(s).tooltip, status: s.status, error: s.error, stderr: this.sidecar.stderr });
     draw(this.sidecar.snapshot);
@@ -100,7 +108,11 @@ class StatusModal extends Modal {
     void this.sidecar.refreshStatus();
     new Setting(this.contentEl)
       .addButton((b) => b.setButtonText("Reindex").onClick(() => this.actions.reindex()))
-      .addButton((b) => b.setButtonText("Restart sidecar").onClick(() => this.actions.restart()));
+      .addButton((b) => b.setButtonText("Restart sidecar").onClick(() => this.actions.restart()))
+      .addButton((b) => b.setButtonText("Set up / reinstall").onClick(() => {
+        this.close();
+        this.actions.setup(this.sidecar.snapshot.error?.split("\n")[0] ?? "Reinstall the sidecar.");
+      }));
   }
 
   override onClose(): void {

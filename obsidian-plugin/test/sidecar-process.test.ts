@@ -128,6 +128,10 @@ describe("pure helpers", () => {
   it("parses and checks handshakes", () => {
     const h = parseHandshake('{"rpc_port": 5000, "mcp_port": null, "pid": 7, "version": "1", "protocol_version": "1.2.0"}');
     expect(h.rpc_port).toBe(5000);
+    expect(h.mcp_note).toBeNull();
+    const moved = parseHandshake('{"rpc_port": 5000, "mcp_port": 51235, "pid": 7, "version": "0.1.0", "protocol_version": "1.3.0", '
+      + '"mcp_requested_port": 8765, "mcp_note": "MCP port 8765 is in use"}');
+    expect([moved.mcp_port, moved.mcp_requested_port, moved.mcp_note]).toEqual([51235, 8765, "MCP port 8765 is in use"]);
     expect(() => parseHandshake("nope")).toThrow(SidecarStartError);
     expect(() => parseHandshake('{"rpc_port": 0, "protocol_version": "1.0.0"}')).toThrow(/incomplete/);
     expect(protocolCompatible("1.9.3", "1.0.0")).toBe(true);
@@ -142,14 +146,29 @@ describe("pure helpers", () => {
   it("classifies early exits from stderr", () => {
     expect(classifyEarlyExit(["OSError: [Errno 48] Address already in use"], 1, [], 8765).kind).toBe("port_in_use");
     expect(classifyEarlyExit(["SyntaxError: invalid syntax"], 1, []).kind).toBe("python_too_old");
-    expect(classifyEarlyExit(["/usr/bin/python3: No module named sidecar"], 1, []).kind).toBe("not_found");
+    const missing = classifyEarlyExit(["/usr/bin/python3: No module named sidecar"], 1, []);
+    expect(missing.kind).toBe("not_found");
+    expect(missing.hint).not.toMatch(/pipx/);
+    expect(classifyEarlyExit(["SyntaxError: invalid syntax"], 1, []).hint).not.toMatch(/pipx/);
     const other = classifyEarlyExit(["boom"], 2, ["x"]);
     expect(other.kind).toBe("exited");
     expect(other.describe()).toContain("boom");
+    // What the status modal shows beside the output: the output is not in it a second time.
+    expect(other.summary()).toContain("Command: x");
+    expect(other.summary()).not.toContain("boom");
   });
 });
 
 describe("command resolution", () => {
+  function thrown(fn: () => unknown): SidecarStartError | null {
+    try {
+      fn();
+    } catch (e) {
+      return e as SidecarStartError;
+    }
+    return null;
+  }
+
   function exe(name: string, body: string): string {
     const file = path.join(dir, name);
     writeFileSync(file, `#!/bin/sh\n${body}\n`);
@@ -157,22 +176,23 @@ describe("command resolution", () => {
     return file;
   }
 
-  it("prefers the setting, then sidecar on PATH, then python -m sidecar", () => {
+  it("prefers the setting, then the plugin's own sidecar, then sidecar on PATH, then python -m sidecar", () => {
     const env = { PATH: dir };
-    expect(() => resolveCommand("", env, [])).toThrow(/Neither/);
+    const none = thrown(() => resolveCommand("", env, []));
+    expect(none?.message).toMatch(/not installed/);
+    // The fix names what really works: the plugin's setup, or pip with the release's wheel (no pipx package exists).
+    expect(none?.hint).toMatch(/Set up the sidecar/);
+    expect(none?.hint).toMatch(/pip install --user vault_sidecar-VERSION-py3-none-any\.whl/);
+    expect(none?.hint).not.toMatch(/pipx/);
     const py = exe("python3", "echo 3.12");
     expect(resolveCommand("", env, [])).toEqual({ argv: [py, "-m", "sidecar"], source: "python" });
     const sc = exe("sidecar", "exit 0");
     expect(resolveCommand("", env, [])).toEqual({ argv: [sc], source: "path" });
+    expect(resolveCommand("", env, [], "/data/vault-sidecar/env/bin/sidecar"))
+      .toEqual({ argv: ["/data/vault-sidecar/env/bin/sidecar"], source: "managed" });
+    expect(resolveCommand(`"${py}" -m sidecar`, env, [], "/managed").source).toBe("setting");
     expect(resolveCommand(`"${py}" -m sidecar`, env, [])).toEqual({ argv: [py, "-m", "sidecar"], source: "setting" });
-    const err = (() => {
-      try {
-        resolveCommand("/no/such/thing serve", env, []);
-      } catch (e) {
-        return e as SidecarStartError;
-      }
-      return null;
-    })();
+    const err = thrown(() => resolveCommand("/no/such/thing serve", env, []));
     expect(err?.kind).toBe("not_found");
     expect(err?.fatal).toBe(true);
   });

@@ -4,8 +4,12 @@
 import * as path from "path";
 import { afterEach, describe, expect, it } from "vitest";
 
+import { RpcError } from "../src/client";
 import type { IndexChangedEvent } from "../src/protocol.gen";
-import { Sidecar, type SidecarSnapshot } from "../src/sidecar";
+import { failureOf, Sidecar, type SidecarSnapshot } from "../src/sidecar";
+import { SidecarStartError, type Handshake } from "../src/sidecar-process";
+import { watchSidecar } from "../src/setup/notices";
+import { Notice, type Plugin } from "obsidian";
 import { statusBarView } from "../src/status-bar";
 
 const FAKE = path.resolve(__dirname, "fixtures", "fake-sidecar.mjs");
@@ -68,5 +72,63 @@ describe("Sidecar", () => {
     expect(statusBarView(failed).text).toBe("Sidecar: error");
     await expect(s.client()).rejects.toThrow(/in use/);
     expect(s.snapshot.phase).toBe("failed");
+  });
+
+  it("gives every failure a fix-it hint, and keeps the sidecar's output out of the error text", async () => {
+    const s = make("old");
+    const failed: SidecarStartError[] = [];
+    s.on("failed", (e) => failed.push(e as SidecarStartError));
+    s.start();
+    const snap = await until(s, (x) => x.phase === "failed");
+    expect(failed.map((e) => e.kind)).toEqual(["python_too_old"]);
+    const err = await s.client().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RpcError);
+    const { message, hint } = failureOf(err);
+    expect(message).toMatch(/needs Python 3\.11 or newer/);
+    expect(hint).toMatch(/Set up the sidecar/);
+    expect(hint).toBe(snap.errorHint);
+    // The status modal shows snap.error and then the output once: the output is not inside snap.error.
+    expect(s.stderr.join("\n")).toMatch(/SyntaxError/);
+    expect(snap.error).not.toMatch(/SyntaxError/);
+    expect(snap.error).toContain(hint ?? "?");
+    expect(failureOf(new RpcError("transport", "connection refused", "search")).hint).toMatch(/Restart the sidecar/);
+    expect(failureOf(new RpcError("invalid_params", "query is empty", "search")).hint).toBeNull();
+  });
+
+  it("publishes the handshake: the sidecar's version and the MCP port really used", async () => {
+    const s = make("serve");
+    const seen: Handshake[] = [];
+    s.on("handshake", (h) => seen.push(h as Handshake));
+    s.start();
+    const snap = await until(s, (x) => x.phase === "running");
+    expect(seen).toHaveLength(1);
+    expect(snap.handshake?.version).toBe(seen[0]?.version);
+  });
+});
+
+describe("Notices with the fix", () => {
+  it("shows a start failure once with its hint, opens the setup when nothing is installed, and tells of MCP moving", () => {
+    // Obsidian's global createFragment, which the Notices use.
+    (window as unknown as { createFragment?: unknown }).createFragment = (cb: (f: DocumentFragment) => void) => {
+      const f = document.createDocumentFragment();
+      cb(f);
+      return f;
+    };
+    const s = new Sidecar(() => ({ vaultPath: "/tmp" }));
+    const opened: string[] = [];
+    const plugin = { registerEvent: () => undefined } as unknown as Plugin;
+    watchSidecar({ plugin, sidecar: s, version: "0.2.0", openSetup: (why) => opened.push(why) });
+    const shown = (Notice as unknown as { shown: string[] }).shown;
+    const before = shown.length;
+    const missing = new SidecarStartError("not_found", "The sidecar is not installed.", { hint: "Run Set up the sidecar." });
+    s.trigger("failed", missing);
+    s.trigger("failed", missing);
+    expect(opened).toEqual(["The sidecar is not installed."]);
+    expect(shown.slice(before)).toEqual(["Vault Sidecar: The sidecar is not installed.\nRun Set up the sidecar.Set up the sidecar"]);
+    s.trigger("handshake", { rpc_port: 1, mcp_port: 51235, pid: 1, version: "0.1.0", protocol_version: "1.3.0",
+      mcp_requested_port: 8765, mcp_note: "MCP port 8765 is in use: MCP serves on port 51235 instead" } satisfies Handshake);
+    const later = shown.slice(before + 1);
+    expect(later[0]).toMatch(/MCP port 8765 is in use.*Copy the MCP client configuration again/);
+    expect(later[1]).toMatch(/sidecar is version 0\.1\.0, this plugin 0\.2\.0: upgrade the sidecar.*Upgrade$/);
   });
 });
