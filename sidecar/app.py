@@ -12,7 +12,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ from sidecar.private import private_dir
 from sidecar.redact import rules_fingerprint
 from sidecar.related import Related
 from sidecar.search import Filters, Ranking, Searcher
-from sidecar.snapshot import Snapshot, SnapshotCache
+from sidecar.snapshot import NoteChanges, Snapshot, SnapshotCache, current_generation
 from sidecar.store import Store
 from sidecar.vectors import VectorTable
 
@@ -200,6 +200,20 @@ class VaultIndex:
         raise NotFound(f"no such note: {ref!r}{hint}", {"suggestions": close})
 
     # ---- indexing -----------------------------------------------------------------------
+    def event_paths(self, changed: set[str]) -> list[str] | None:
+        """The notes a batch of watcher paths names, or None when only a scan can tell (Vault.event_paths)."""
+        return self.indexer.vault.event_paths(changed)
+
+    def index_paths(self, paths: Sequence[str]) -> IndexReport:
+        """Index just these notes (a watcher's events, a write through the sidecar), no scan; the
+        search snapshot follows what was written instead of reloading, so the edit is searchable at once."""
+        dim = self.embedder.dim if self.embedder else None
+        with self.indexer.lock, self._snapshots.following(self.store.conn, self.backend, dim) as reported:
+            before = current_generation(self.store.conn)
+            report = self.indexer.run_paths(paths)
+            reported.append(NoteChanges(before, report.touched_notes, report.structural))
+        return report
+
     def index(self, full: bool = False, progress: ProgressFn | None = None,
               cancel: threading.Event | None = None) -> IndexReport:
         from sidecar.calibrate import auto_calibrate, needs_auto_calibration  # noqa: PLC0415  (calibrate imports app)

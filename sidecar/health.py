@@ -210,7 +210,7 @@ class _Context:
     @cached_property
     def vectors(self) -> NoteVectors:
         snap = self.index.snapshot()
-        return note_vectors(snap.vector_notes, snap.matrix, snap.row_weights if snap.boilerplate else None)
+        return note_vectors(*snap.live_vectors())
 
     @cached_property
     def disk(self) -> DiskFiles:

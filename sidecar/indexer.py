@@ -53,6 +53,12 @@ class IndexReport:
     cpu_seconds: float = 0.0  # this process's CPU time for the run (all threads): what a busy machine does not inflate
     cancelled: bool = False
     changed_paths: list[str] = field(default_factory=list)
+    touched_notes: frozenset[int] = frozenset()  # run_paths: ids of the notes it wrote, renamed or removed
+
+    @property
+    def structural(self) -> bool:
+        """Notes appeared, went or moved: links elsewhere may resolve to other notes now."""
+        return bool(self.added or self.renamed or self.deleted or self.skipped)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -123,7 +129,7 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.vault = Vault.for_settings(settings)
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # VaultIndex.index_paths holds it around run_paths and the snapshot's update
         self._rebuild = False
         self._resolved: dict[int, int] = {}  # note id -> paths_version its links were resolved at, this run
 
@@ -137,8 +143,10 @@ class Indexer:
         """Index just these notes now, without a scan: a write made through the sidecar (writes.py) is
         searchable when it answers, and the watcher's run that follows finds nothing left to do.
         A path that no longer exists leaves the index; one that appeared with a vanished path's
-        content is that note, renamed (same id, so links and history follow it)."""
+        content is that note, renamed (same id, so links and history follow it). Paths must be notes
+        the scan would list (Vault.event_paths): excluded or hidden ones are not checked here."""
         with self.lock:
+            started, cpu_started = time.perf_counter(), time.process_time()
             report = IndexReport(full=False)
             states = self.store.file_states(list(dict.fromkeys(paths)))
             files: list[VaultFile] = []
@@ -156,13 +164,19 @@ class Indexer:
             self._embed(self._write_batch(files, states, gone_by_hash, report), report)  # resolves their links
             self._delete_gone(gone, gone_by_hash, report)
             with self.store.transaction() as tx:
-                if report.added or report.renamed or report.deleted:  # other notes' links may resolve anew
+                if report.structural:  # other notes' links may resolve anew
                     version = self.store.paths_version
                     self.store.resolve_links(skip_sources=frozenset(i for i, v in self._resolved.items()
                                                                     if v == version),
-                                             names=frozenset(_name_lower(p) for p in report.changed_paths))
+                                             names=frozenset(_name_lower(p) for p in
+                                                             [*report.changed_paths, *(s.path for s in report.skipped)]))
                 self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
-                tx.changed = bool(report.added or report.renamed or report.deleted)
+                self.store.update_skipped(paths, report.skipped)
+                tx.changed = report.structural
+            report.touched_notes = frozenset({s.note_id for s in states.values()} |
+                                             set(self._note_ids(list(dict.fromkeys(paths)))))
+            report.seconds = time.perf_counter() - started
+            report.cpu_seconds = time.process_time() - cpu_started
             return report
 
     def _run(self, full: bool, progress: ProgressFn, cancel: threading.Event) -> IndexReport:

@@ -8,7 +8,7 @@ introspection such as __required_keys__ is right.
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PROTOCOL_VERSION = "1.3.0"
+PROTOCOL_VERSION = "1.4.0"
 
 METHODS: tuple[str, ...] = (
     "status",
@@ -141,6 +141,31 @@ class BandThresholds(TypedDict):
     source: Literal["default", "auto", "manual"]
 
 
+class IndexRunCost(TypedDict):
+    # Wall time of the run.
+    seconds: float
+
+    # The process's CPU time during the run.
+    cpu_seconds: float
+
+    # Notes added, updated, renamed or deleted.
+    changed: int
+
+    # Unix seconds when it finished.
+    at: float
+
+
+class IndexingStats(TypedDict):
+    # Runs over just the notes the file watcher named (no scan).
+    event_runs: int
+
+    # Runs that scanned the vault: the first one, the periodic reconcile (the safety net), bursts, folder
+    # moves, rule changes, reindex.
+    scans: int
+    last_event_run: IndexRunCost | None
+    last_scan: IndexRunCost | None
+
+
 class StatusResponse(TypedDict):
     # Sidecar package version.
     version: str
@@ -180,6 +205,9 @@ class StatusResponse(TypedDict):
     progress: Progress | None
     mcp: McpState
     bands: BandThresholds
+
+    # Serve only: how the live index has kept up since start (event-driven runs and scans).
+    indexing: NotRequired[IndexingStats]
 
 
 class SearchFilters(TypedDict):

@@ -198,7 +198,7 @@ class Related:
         for start in range(0, len(sections), SECTION_BLOCK):
             part = sections[start:start + SECTION_BLOCK]
             weighted = (self.snap.matrix @ src.vectors[part].T) * src.weights[None, part]
-            if self.snap.boilerplate:
+            if self.snap.weighted:
                 weighted *= self.snap.row_weights[:, None]
             arg = weighted.argmax(axis=1)
             value = weighted[rows, arg]
@@ -212,7 +212,7 @@ class Related:
         seen = 0
         for row in order:
             note_id = int(self.snap.vector_notes[row])
-            if note_id == src.note_id:
+            if note_id == src.note_id or note_id < 0:  # the note itself, or a dead row (snapshot.py)
                 continue
             e = entry(note_id)
             if e["sim"] is None:

@@ -209,8 +209,8 @@ def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[i
     if len(snap.vector_ids) == 0:
         return [], {}
     sims = snap.matrix @ query_vector.astype(np.float32)
-    if snap.boilerplate:
-        sims *= snap.row_weights  # a footer every note shares is no answer, however close its words
+    if snap.weighted:
+        sims *= snap.row_weights  # a footer every note shares is no answer, however close its words; a dead row 0
     if allowed is not None:
         mask = np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
         sims = np.where(mask, sims, -2.0)
@@ -364,7 +364,7 @@ class Searcher:
             if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
         legs = {"lexical": cands.lexical, "semantic": cands.semantic}
         fused = rrf(legs, weights, self.ranking.rrf_k)
-        for chunk_id in self.snap.boilerplate.intersection(fused):
+        for chunk_id in self.snap.boilerplate.keys() & fused.keys():
             fused[chunk_id] *= BOILERPLATE_WEIGHT
         chunk_rows = self._chunk_rows(list(fused))
         hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()}, self.ranking.section_bonus)

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 CORE_METHODS = frozenset({"search", "related", "health", "note_links"})
 PROGRESS_INTERVAL = 0.25  # seconds between progress events: enough for a smooth status bar
 PARENT_POLL_SECONDS = 1.0
+EVENT_BURST = 500  # more paths in one batch (a sync client, a git checkout): one scan beats indexing each
 SHUTDOWN_GRACE_SECONDS = 2.0  # in-flight requests get this long; the plugin kills us after 3 s
 
 
@@ -67,6 +68,9 @@ class SidecarService:
         self.cancel_index = threading.Event()
         self._wake = asyncio.Event()
         self._full = False
+        self._scan = True  # the first run scans; later ones only when events cannot say what changed
+        self._changed: set[str] = set()  # watcher paths not indexed yet
+        self.indexing: dict[str, Any] = {"event_runs": 0, "scans": 0, "last_event_run": None, "last_scan": None}
         self.progress: dict[str, Any] | None = None
         self._last_progress = 0.0
         self.mcp = McpPlacement(None, None)  # where MCP ended up (ports.py)
@@ -83,12 +87,14 @@ class SidecarService:
     def status(self) -> dict[str, Any]:
         status = self.core.status()
         status["progress"] = self.progress
+        status["indexing"] = self.indexing
         status["protocol_version"] = PROTOCOL_VERSION
         status["mcp"] = self.mcp.to_json()
         return status
 
     def request_reindex(self, full: bool = False) -> bool:
         self._full = self._full or full
+        self._scan = True
         self._wake.set()
         return True
 
@@ -102,9 +108,15 @@ class SidecarService:
 
     # ---- the writer -------------------------------------------------------------------------
     def on_files_changed(self, paths: set[str]) -> None:
+        """A watcher batch, or a reconcile tick (no paths): the loop indexes just the notes named, or
+        scans where only a scan can tell what changed (Vault.event_paths) or for the safety net."""
         writes = self.core.writes
         if writes is not None and paths and writes.echoes_only(paths):
             return  # our own edit, indexed before it answered (writes.py)
+        if paths:
+            self._changed |= paths
+        else:
+            self._scan = True
         self._wake.set()
 
     def edits(self, limit: int = 50, offset: int = 0) -> dict[str, Any]:
@@ -126,32 +138,56 @@ class SidecarService:
             self.bus.publish("progress", self.progress)
 
     async def index_loop(self) -> None:
-        loop = asyncio.get_running_loop()
         self._wake.set()  # index once at start: incremental, so an existing index is ready at once
         while not self.stopping.is_set():
             await self._wait_for_work()
             if self.stopping.is_set():
                 return
             full, self._full = self._full, False
-            self.cancel_index.clear()
-            self.core.building = True  # visible in status before the run's first progress event
-            self.bus.publish("status", await asyncio.to_thread(self.status))
+            changed, self._changed = self._changed, set()
+            scan, self._scan = self._scan or full, False
+            notes = None if scan or len(changed) > EVENT_BURST else self.core.event_paths(changed)
             try:
-                report = await loop.run_in_executor(self.writer, self._index_once, full)
+                if notes is None:
+                    report = await self._scan_run(full)
+                elif notes:
+                    report = await asyncio.get_running_loop().run_in_executor(self.writer, self.core.index_paths, notes)
+                else:
+                    continue  # only hidden, excluded or outside paths
             except Exception:
                 log.exception("indexing failed; the previous index keeps serving")
                 continue
+            self._count(report, "last_scan" if notes is None else "last_event_run")
+            await self._announce(report, reloaded=notes is None)
+
+    def _count(self, report: IndexReport, kind: str) -> None:
+        """What status says of the runs: how many of each kind, and what the last one cost."""
+        self.indexing = {**self.indexing, kind: {
+            "seconds": round(report.seconds, 4), "cpu_seconds": round(report.cpu_seconds, 4),
+            "changed": report.added + report.updated + report.renamed + report.deleted, "at": time.time()}}
+        counter = "scans" if kind == "last_scan" else "event_runs"
+        self.indexing[counter] += 1
+
+    async def _scan_run(self, full: bool) -> IndexReport:
+        self.cancel_index.clear()
+        self.core.building = True  # visible in status before the run's first progress event
+        self.bus.publish("status", await asyncio.to_thread(self.status))
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.writer, self._index_once, full)
+        finally:
             self.progress = None
-            changed = bool(report.changed_paths or report.full)
-            if changed:
-                await _warm_up(self.core, collect=True)  # the next search finds the new vectors loaded
-            status = await asyncio.to_thread(self.status)
-            self.bus.publish("status", status)
-            if changed:
-                self.bus.publish("index_changed", {"paths": sorted(set(report.changed_paths))[:1000],
-                                                   "notes": status["notes"], "chunks": status["chunks"]})
-            if report.skipped:
-                log.info("%d file(s) skipped; see status", len(report.skipped))
+
+    async def _announce(self, report: IndexReport, reloaded: bool) -> None:
+        changed = bool(report.changed_paths or report.full)
+        if changed and reloaded:
+            await _warm_up(self.core, collect=True)  # the next search finds the new vectors loaded
+        status = await asyncio.to_thread(self.status)
+        self.bus.publish("status", status)
+        if changed:
+            self.bus.publish("index_changed", {"paths": sorted(set(report.changed_paths))[:1000],
+                                               "notes": status["notes"], "chunks": status["chunks"]})
+        if report.skipped:
+            log.info("%d file(s) skipped; see status", len(report.skipped))
 
     def _index_once(self, full: bool) -> IndexReport:
         return self.core.index(full=full, progress=self._on_progress, cancel=self.cancel_index)

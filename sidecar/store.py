@@ -209,6 +209,12 @@ class Store:
         self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
                               ((s.path, s.reason) for s in skipped))
 
+    def update_skipped(self, paths: Sequence[str], skipped: Iterable[Skip]) -> None:
+        """The skip list for just these paths (an event-driven run): the others' entries stay."""
+        self.conn.executemany("DELETE FROM skipped WHERE path = ?", ((p,) for p in paths))
+        self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
+                              ((s.path, s.reason) for s in skipped))
+
     def replace_attachments(self, paths: Iterable[str]) -> bool:
         """Store the vault's non-note files; True when the set changed (links may resolve differently)."""
         wanted = set(paths)

@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -104,6 +104,29 @@ class Vault:
         return None
 
     # ---- scanning -----------------------------------------------------------------------
+    def event_paths(self, changed: Iterable[str]) -> list[str] | None:
+        """The notes a batch of file events names, vault-relative, for indexing just those; None when
+        only a scan can tell what changed: a folder came or went (its notes with it), an attachment
+        did (links may resolve to it), the ignore rules changed, or a name needs the scan's own rules
+        (a link, a credential in the name). Hidden, excluded and outside paths are left out."""
+        notes: list[str] = []
+        for path in changed:
+            try:
+                rel = nfc(Path(path).relative_to(self.root).as_posix())
+            except ValueError:
+                return None  # the watcher spells the vault another way (a symlinked folder): let the scan look
+            if rel in (INDEXIGNORE, ".obsidian/app.json"):
+                return None
+            if self.exclusion_reason(rel):
+                continue
+            full = self.root / rel
+            if not rel.lower().endswith(NOTE_SUFFIX) or os.path.islink(full) or os.path.isdir(full):
+                return None
+            if self._path_with_secret(rel) is not None:
+                return None
+            notes.append(rel)
+        return notes
+
     def scan(self) -> ScanResult:
         notes: list[VaultFile] = []
         attachments: list[str] = []

@@ -271,7 +271,7 @@ class NoteWriter:
             changes = [self._apply(p, version) for p, version in zip(planned, versions, strict=True)]
             self.history.finish(edit_id, changes, undoes)
             touched = sorted({path for c in changes for path in (c.before, c.after) if path})
-            self.core.indexer.run_paths(touched)
+            self.core.index_paths(touched)
         log.info("edit %d by %s: %s", edit_id, client, summary)
         record = self.history.edit(edit_id)
         assert record is not None

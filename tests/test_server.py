@@ -205,6 +205,13 @@ def test_live_updates(live: tuple[Sidecar, Path]) -> None:
     server.wait_until(lambda: top_paths("archaeopteryx") == ["Inbox/Renamed Note.md"], 10, "a rename")
     (vault / "Inbox" / "Renamed Note.md").unlink()
     server.wait_until(lambda: top_paths("archaeopteryx") == [], 10, "a delete")
+    runs = server.call("status")["indexing"]
+    # the first one made a folder too (a scan); the atomic save, the rename and the delete were not scanned
+    assert runs["event_runs"] >= 3 and runs["last_event_run"]["changed"] >= 1
+    (vault / "Inbox" / "Moved.md").write_text("# Moved\nthe pterodactyl in a folder that moves\n")
+    server.wait_until(lambda: top_paths("pterodactyl") == ["Inbox/Moved.md"], 10, "a note in a new folder")
+    (vault / "Inbox").rename(vault / "Outbox")  # the folder's events alone cannot say which notes moved
+    server.wait_until(lambda: top_paths("pterodactyl") == ["Outbox/Moved.md"], 10, "a folder move")
 
 
 def test_events_stream_reports_changes(live: tuple[Sidecar, Path]) -> None:
