@@ -9,8 +9,9 @@
 //   "failed"         (error: SidecarStartError)      it cannot start (or gave up restarting): show the fix
 //   "handshake"      (handshake: Handshake)          a run started: versions, MCP port really used
 //
-// Every failure a caller sees carries a fix-it hint: failureOf(err) gives { message, hint } for any error
-// thrown here or by the client, so a pane shows the same fix as the Notice.
+// Every failure a caller sees carries a fix-it hint: errors thrown here or by the client have `hint`
+// (SidecarStartError, RpcError), and failureOf(err) gives { message, hint } for any of them, so a pane
+// shows the same fix as the Notice.
 
 import { Events } from "obsidian";
 
@@ -42,19 +43,11 @@ export interface Failure {
   hint: string | null;
 }
 
-const RESTART_HINT = "Restart the sidecar (click the status bar item, or the command \"Restart the sidecar\"); the status bar's details show its output.";
-
-/** { message, hint } for any error the plugin sees from the sidecar (start errors, RPC errors, transport). */
+/** { message, hint } for any error the plugin sees from the sidecar: start errors and RpcErrors carry `hint`
+ * (an RpcError from a failed start keeps the start error's fix; a lost connection says to restart). */
 export function failureOf(err: unknown): Failure {
   if (err instanceof SidecarStartError) return { message: err.message, hint: err.hint || null };
-  const message = describeError(err);
-  if (err instanceof RpcError) {
-    const hint = typeof err.data.hint === "string" && err.data.hint ? err.data.hint : null;
-    if (hint) return { message, hint };
-    if (err.kind === "transport" || err.kind === "timeout") return { message, hint: RESTART_HINT };
-    if (err.kind === "unauthorized") return { message, hint: RESTART_HINT };
-  }
-  return { message, hint: null };
+  return { message: describeError(err), hint: err instanceof RpcError ? err.hint : null };
 }
 
 /** A start error as the RpcError callers get, keeping its hint. */

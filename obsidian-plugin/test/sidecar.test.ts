@@ -87,6 +87,7 @@ describe("Sidecar", () => {
     expect(message).toMatch(/needs Python 3\.11 or newer/);
     expect(hint).toMatch(/Set up the sidecar/);
     expect(hint).toBe(snap.errorHint);
+    expect((err as RpcError).hint).toBe(hint); // what the panes read
     // The status modal shows snap.error and then the output once: the output is not inside snap.error.
     expect(s.stderr.join("\n")).toMatch(/SyntaxError/);
     expect(snap.error).not.toMatch(/SyntaxError/);
