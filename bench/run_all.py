@@ -143,6 +143,10 @@ def one_vault(python: str, out: Path, stamp: str, label: str, vault: Path, queri
         service = run_script(python, "bench_service.py", *service_args)
     except SystemExit as exc:  # keep the minutes of figures above; the reason is on stderr
         service = f"service round trips: {exc}"
+    try:
+        service += run_script(python, "bench_live.py", "--vault", str(vault), "--index", str(index_dir))
+    except SystemExit as exc:
+        service += f"\nlive edits: {exc}"
     return {"label": label, "vault": str(vault), "index_dir": str(index_dir),
             "index": json.loads(idx_json.read_text()), "search": json.loads(srch_json.read_text()),
             "service": service.rstrip()}
@@ -160,7 +164,7 @@ def summary_table(runs: list[dict[str, Any]]) -> str:
         lines.append(
             f"  {r['label']:<18} {r['index']['files']:>7,} {f['chunks']:>8,} {f['wall_s']:>8.1f}s "
             f"{f['run_s'] / chunks * 1000:>11.3f} {f['peak_rss_bytes'] / 1e6:>7.0f} {f['index_bytes'] / 1e6:>8.1f} "
-            f"{f['index_bytes'] / chunks:>8,.0f} {w['edit_to_found_s'] * 1000:>11.0f} "
+            f"{f['index_bytes'] / chunks:>8,.0f} {w['event_to_found_s'] * 1000:>11.1f} "
             f"{s['ours']['hybrid']['p50_ms']:>8.1f} {s['ours']['hybrid']['p99_ms']:>8.1f} "
             f"{s['ours']['lexical']['p50_ms']:>8.1f} {s['ours']['semantic']['p50_ms']:>8.1f} "
             f"{s['related']['p50_ms']:>8.1f} {s['baseline']['hybrid']['p50_ms']:>12.1f}")

@@ -17,6 +17,7 @@ from watchfiles import Change, awatch
 log = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 200  # an editor's write-temp-then-rename lands in one batch
+STEP_MS = 50  # a batch is yielded once no event came for this long (and at most DEBOUNCE_MS after the first)
 RECONCILE_SECONDS = 60.0
 STOP_POLL_MS = 500  # how often the watcher thread checks for shutdown: bounds the time a stop takes
 
@@ -42,7 +43,7 @@ def interesting(root: Path) -> Callable[[Change, str], bool]:
 async def watch_vault(root: Path, on_change: Callable[[set[str]], None], stop: asyncio.Event,
                       debounce_ms: int = DEBOUNCE_MS) -> None:
     try:
-        async for changes in awatch(root, watch_filter=interesting(root), debounce=debounce_ms, step=50,
+        async for changes in awatch(root, watch_filter=interesting(root), debounce=debounce_ms, step=STEP_MS,
                                     stop_event=stop, recursive=True, ignore_permission_denied=True,
                                     rust_timeout=STOP_POLL_MS):
             on_change({path for _change, path in changes})
