@@ -10,6 +10,7 @@ import contextlib
 import difflib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sidecar import __version__, notes_api
 from sidecar.config import Settings
 from sidecar.db import SCHEMA_VERSION, connect
-from sidecar.embed import Embedder, ModelUnavailable
+from sidecar.embed import DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
 from sidecar.errors import IndexNotReady, InvalidParams, NotFound
 from sidecar.fuse import BAND_RULE, DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import LINKS_PENDING, Indexer, IndexReport, ProgressFn
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REDACTION_RULES = "redaction_rules"  # meta key: fingerprint of the rules the stored text went through
+HOLD_MODEL_ENV = "SIDECAR_TEST_HOLD_MODEL"  # tests only: see _hold_for_tests
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,21 +48,29 @@ class ModelState:
     fingerprint: str | None
     dim: int | None
     error: str | None
+    loading: bool = False  # `serve` answers before the model is in (VaultIndex.load_model)
 
     def to_json(self) -> dict[str, object]:
         return {"name": self.name, "fingerprint": self.fingerprint, "dim": self.dim,
-                "available": self.error is None, "error": self.error}
+                "available": self.error is None and not self.loading, "error": self.error, "loading": self.loading}
 
 
 class VaultIndex:
-    def __init__(self, settings: Settings, *, load_model: bool = True, vectors: bool = True) -> None:
+    def __init__(self, settings: Settings, *, load_model: bool = True, vectors: bool = True,
+                 model_later: bool = False) -> None:
+        """`model_later`: open without the model; `load_model()` brings it in (serve answers meanwhile)."""
         self.settings = settings
         _refuse_index_inside_vault(settings)
         private_dir(settings.index_dir)  # the index holds every note's text: 0700, whatever the umask
         self._vectors_wanted = vectors
         conn, self.backend = connect(settings.db_path, prefer=settings.sqlite_driver, vectors=vectors)
         self.store = Store(conn, self.backend)
-        self.embedder, self.model = _load_model(settings.model) if load_model else (None, ModelState(None, None, None, "model loading disabled"))
+        if model_later:
+            self.embedder, self.model = None, ModelState(settings.model or DEFAULT_MODEL_NAME, None, None, None, loading=True)
+        elif load_model:
+            self.embedder, self.model = _load_model(settings.model)
+        else:
+            self.embedder, self.model = None, ModelState(None, None, None, "model loading disabled")
         self.indexer = Indexer(settings, self.store, self.embedder)
         self._local = threading.local()
         self._snapshots = SnapshotCache()
@@ -88,6 +98,28 @@ class VaultIndex:
         from sidecar.health import build_health  # noqa: PLC0415  (a report, not part of every query path)
 
         return build_health(self, sections)
+
+    def load_model(self) -> None:
+        """The half of opening that `model_later` left out: the model, then the vector snapshot. Both
+        under the writer's lock, so no note is indexed without its vector meanwhile, while searches
+        answer lexically and say so (model.loading). The snapshot with vectors is built aside and
+        swapped in before the model: a search that sees the model finds its vectors loaded."""
+        if not self.model.loading:
+            return
+        with self.indexer.lock:
+            self.snapshot()  # the lexical one first: it is what the first searches wait for
+            _hold_for_tests()
+            try:
+                embedder, model = _load_model(self.settings.model)
+            except Exception as exc:  # beyond a missing model (ModelUnavailable): stop saying "loading"
+                self.model = ModelState(self.model.name, None, None, f"the embedding model failed to load: {exc}")
+                raise
+            if embedder is not None:
+                loaded = SnapshotCache()
+                loaded.get(self.reader(), self.backend, embedder.dim)
+                self._snapshots = loaded
+            self.embedder = self.indexer.embedder = embedder
+            self.model = model
 
     # ---- retrieval ----------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -137,9 +169,10 @@ class VaultIndex:
         self._require_index()
         if not isinstance(typed, bool):
             raise InvalidParams("typed must be true or false")
+        loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()
-            searcher = Searcher(conn, snap, self.embedder, self.thresholds(snap), ranking or self.ranking)
+            searcher = Searcher(conn, snap, embedder, self.thresholds(snap), ranking or self.ranking, loading)
             result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain, typed)
         result["index_building"] = self.building
         return result
@@ -147,11 +180,13 @@ class VaultIndex:
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
                 limit: int = 10) -> dict[str, Any]:
         self._require_index()
+        loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()
-            finder = Related(conn, snap, self.embedder, self.thresholds(snap))
+            finder = Related(conn, snap, embedder, self.thresholds(snap))
             result = finder.related(path, text, cursor_heading, limit)
         result["index_building"] = self.building
+        result["vectors_loading"] = loading
         return result
 
     @contextlib.contextmanager
@@ -261,7 +296,7 @@ class VaultIndex:
         notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
         chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
         # The reader's own view: the writer's connection may be mid-transaction in another thread.
-        with_vectors = VectorTable(conn, self.backend).count() if self.embedder else 0
+        with_vectors = VectorTable(conn, self.backend).count() if self.embedder or self.model.loading else 0
         skipped = [{"path": r[0], "reason": r[1]} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
         last = conn.execute("SELECT value FROM meta WHERE key = 'last_indexed_at'").fetchone()
         vectors_available = self.embedder is not None and with_vectors > 0
@@ -286,7 +321,8 @@ class VaultIndex:
             "last_indexed_at": float(last[0]) if last else None,
             "building": self.building,
             "bands": self.thresholds_info(),
-            "complete": last is not None and not self.building and chunks == with_vectors and not links_pending,
+            "complete": last is not None and not self.building and chunks == with_vectors and not links_pending
+                        and not self.model.loading,
         }
 
 
@@ -316,6 +352,15 @@ def _load_model(model: str | None) -> tuple[Embedder | None, ModelState]:
         return None, ModelState(model, None, None, str(exc))
     log.debug("model %s loaded in %.2f s", embedder.name, time.perf_counter() - started)
     return embedder, ModelState(embedder.name, embedder.fingerprint, embedder.dim, None)
+
+
+def _hold_for_tests() -> None:
+    """SIDECAR_TEST_HOLD_MODEL=PATH: the model waits until PATH exists (at most a minute), so a test
+    sees the loading state for as long as it needs, with no timing involved (tests/test_startup.py)."""
+    hold = os.environ.get(HOLD_MODEL_ENV)
+    deadline = time.monotonic() + 60
+    while hold and not os.path.exists(hold) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _refuse_index_inside_vault(settings: Settings) -> None:

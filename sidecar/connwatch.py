@@ -13,9 +13,10 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
+if TYPE_CHECKING:  # uvicorn loads with the MCP port, not with JSON-RPC's start (server.py)
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
 READ_SECONDS = 10.0  # a local client sends a request in milliseconds; a busy machine still well under this
 MAX_CONNECTIONS = 64  # the plugin holds two or three, an agent a few
@@ -148,6 +149,7 @@ def uvicorn_answering(protocol: Any) -> bool:
 
 def watched_h11(watch: ConnectionWatch) -> type[H11Protocol]:
     """uvicorn's h11 protocol class, each connection registered with the watch (`http=` of its Config)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
 
     class WatchedH11(H11Protocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]

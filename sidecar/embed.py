@@ -18,11 +18,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from model2vec import StaticModel
-from model2vec.persistence.hf import maybe_get_cached_model_path
+
+if TYPE_CHECKING:  # model2vec (and the hub client it brings) loads with a model, not with this module
+    from model2vec import StaticModel
 
 DEFAULT_MODEL_NAME = "minilm-plus-use-m3"
 DEFAULT_MODEL_DIR: Path = Path(__file__).resolve().parent / "models" / DEFAULT_MODEL_NAME
@@ -94,6 +96,9 @@ class Embedder:
 
     @classmethod
     def _load_hub(cls, model_id: str) -> Embedder:
+        from model2vec import StaticModel  # noqa: PLC0415
+        from model2vec.persistence.hf import maybe_get_cached_model_path  # noqa: PLC0415
+
         try:
             # force_download=False: a model already in the hub cache loads without the network.
             static = StaticModel.from_pretrained(model_id, force_download=False)
@@ -179,6 +184,8 @@ def _known_share(model: StaticModel, text: str) -> float:
 
 
 def _static(folder: Path) -> StaticModel:
+    from model2vec import StaticModel  # noqa: PLC0415
+
     try:
         # model2vec resolves an existing path locally and never asks the hub for it.
         return StaticModel.from_pretrained(folder, force_download=False)

@@ -79,6 +79,7 @@ from sidecar.mcp_models import (
 )
 from sidecar.notes_api import heading_paths
 from sidecar.overview import vault_overview
+from sidecar.ports import bind_loopback
 from sidecar.redact import redact
 
 log = logging.getLogger(__name__)
@@ -824,11 +825,13 @@ class McpHttpServer:
     """The MCP HTTP endpoint on 127.0.0.1, run on the caller's asyncio loop.
 
     The socket is bound in the constructor: port 0 resolves to a real port at once, before the
-    app exists (its Host check needs the port), and "port in use" fails here, not in a task.
+    app exists (its Host check needs the port), and "port in use" fails here, not in a task. `sock`:
+    one bound already (serve binds before this module is even imported, server.py).
     """
 
-    def __init__(self, core: VaultIndex, token: str, port: int = 0, gate: ReadGate | None = None) -> None:
-        self.sock = bind_loopback(port)
+    def __init__(self, core: VaultIndex, token: str, port: int = 0, gate: ReadGate | None = None,
+                 sock: socket.socket | None = None) -> None:
+        self.sock = sock or bind_loopback(port)
         self.port: int = self.sock.getsockname()[1]
         self.watch = ConnectionWatch(uvicorn_answering)  # read timeouts and a connection cap (connwatch.py)
         config = uvicorn.Config(mcp_http_app(core, token, self.port, gate), log_config=None, access_log=False,
@@ -858,37 +861,10 @@ class McpHttpServer:
             ready.set()
 
 
-def bind_loopback(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # restart on a fixed port despite TIME_WAIT
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(False)
-    return sock
-
-
 async def serve_mcp_http(core: VaultIndex, token: str, port: int, ready: asyncio.Event | None = None,
                          gate: ReadGate | None = None) -> None:
     """Serve MCP over HTTP until cancelled. Pass an `McpReady` to learn the bound port."""
     await McpHttpServer(core, token, port, gate).serve(ready)
-
-
-async def start_mcp_http(core: VaultIndex, token: str, port: int,
-                         gate: ReadGate | None = None) -> tuple[asyncio.Task[None], int]:
-    """Start serving in a task; return it and the bound port once the server accepts connections."""
-    ready = McpReady()
-    task = asyncio.create_task(serve_mcp_http(core, token, port, ready, gate), name="mcp-http")
-    waiter = asyncio.ensure_future(ready.wait())
-    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    if task.done():
-        task.result()  # raises what stopped it
-        raise RuntimeError("the MCP server stopped before it was ready")
-    assert ready.port is not None
-    return task, ready.port
 
 
 # ---- stdio ----------------------------------------------------------------------------------

@@ -111,3 +111,16 @@ def listening(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def bind_loopback(port: int) -> socket.socket:
+    """A socket bound to 127.0.0.1:port (0: a free one); "port in use" is raised here."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # restart on a fixed port despite TIME_WAIT
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock

@@ -8,7 +8,7 @@ introspection such as __required_keys__ is right.
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PROTOCOL_VERSION = "1.4.0"
+PROTOCOL_VERSION = "1.5.0"
 
 METHODS: tuple[str, ...] = (
     "status",
@@ -105,6 +105,11 @@ class ModelInfo(TypedDict):
     # Why the model is unavailable, in words a user can act on.
     error: str | None
 
+    # Sent by `serve` (absent: false). True for its first seconds: the model and the vectors are still loading
+    # (available is false, error null); search answers lexically meanwhile, and a status and an index_changed
+    # event (no paths) follow when they are in.
+    loading: NotRequired[bool]
+
 
 class SkippedFile(TypedDict):
     # Vault-relative path, `/`-separated.
@@ -197,8 +202,9 @@ class StatusResponse(TypedDict):
     last_indexed_at: float | None
     building: bool
 
-    # Every note indexed, every chunk has a vector and every link is resolved (false after a run that stopped
-    # before its last link pass, such as a kill -9 while indexing, until the next run finishes).
+    # Every note indexed, every chunk has a vector and every link is resolved, and the model is loaded (false
+    # after a run that stopped before its last link pass, such as a kill -9 while indexing, until the next run
+    # finishes; false while model.loading).
     complete: bool
 
     # Set while building.
@@ -304,6 +310,9 @@ class SearchResponse(TypedDict):
     mode: SearchMode
     took_ms: float
     vectors_available: bool
+
+    # The model is still loading (status model.loading): the answer is lexical only, whatever the mode asked.
+    vectors_loading: NotRequired[bool]
     index_building: bool
     band: Band
 
@@ -350,6 +359,9 @@ class RelatedResponse(TypedDict):
     source_path: str | None
     took_ms: float
     vectors_available: bool
+
+    # The model is still loading (status model.loading): related notes come from links and tags only.
+    vectors_loading: NotRequired[bool]
     index_building: bool
     results: list[RelatedNote]
 

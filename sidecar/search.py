@@ -335,16 +335,19 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
 
 
 MAX_EVIDENCE_TERMS = 16
+NO_VECTORS = "Semantic search is unavailable (no vectors): these are lexical results only."
+VECTORS_LOADING = "The embedding model is still loading (the sidecar just started): these are lexical results only."
 
 
 class Searcher:
     def __init__(self, conn: sqlite3.Connection, snap: Snapshot, embedder: Embedder | None,
-                 thresholds: Thresholds, ranking: Ranking | None = None) -> None:
+                 thresholds: Thresholds, ranking: Ranking | None = None, vectors_loading: bool = False) -> None:
         self.conn = conn
         self.snap = snap
         self.embedder = embedder
         self.thresholds = thresholds
         self.ranking = ranking or Ranking()
+        self.vectors_loading = vectors_loading  # no vectors yet: the model is still loading (app.load_model)
 
     def search(self, query: str, limit: int = 10, filters: Filters | None = None, mode: str = "hybrid",
                max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> dict[str, Any]:
@@ -384,12 +387,11 @@ class Searcher:
         band = overall_band(results)
         response: dict[str, Any] = {
             "query": query, "mode": effective_mode, "took_ms": 0.0,
-            "vectors_available": vectors_available, "index_building": False,
+            "vectors_available": vectors_available, "vectors_loading": self.vectors_loading, "index_building": False,
             "band": band, "caveat": CAVEATS[band], "results": results,
         }
         if mode != effective_mode:
-            response["caveat"] = _join(response["caveat"], "Semantic search is unavailable (no vectors): these are "
-                                       "lexical results only.")
+            response["caveat"] = _join(response["caveat"], VECTORS_LOADING if self.vectors_loading else NO_VECTORS)
         elif cands.known_share is not None and cands.known_share < MIN_KNOWN_SHARE:
             response["caveat"] = _join(response["caveat"], f"The embedding model knows only "
                                        f"{cands.known_share:.0%} of this query's words: ranked by keywords alone.")

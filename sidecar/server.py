@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 import json
 import logging
 import os
 import signal
+import socket
 import stat
 import sys
 import threading
@@ -30,7 +32,7 @@ from sidecar.events import EventBus
 from sidecar.gate import ReadGate
 from sidecar.httpguard import Guard, GuardSlot
 from sidecar.indexer import IndexReport, Progress
-from sidecar.ports import McpPlacement, remove_state, start_with_fallback, write_state
+from sidecar.ports import McpPlacement, bind_loopback, remove_state, start_with_fallback, write_state
 from sidecar.protocol_types import PROTOCOL_VERSION
 from sidecar.rpc import OBSIDIAN_ORIGIN, WatchedSite, build_app
 from sidecar.tokens import mcp_token, rpc_token
@@ -43,6 +45,7 @@ PROGRESS_INTERVAL = 0.25  # seconds between progress events: enough for a smooth
 PARENT_POLL_SECONDS = 1.0
 EVENT_BURST = 500  # more paths in one batch (a sync client, a git checkout): one scan beats indexing each
 SHUTDOWN_GRACE_SECONDS = 2.0  # in-flight requests get this long; the plugin kills us after 3 s
+MCP_BACKLOG = 128  # connections made while the MCP SDK still loads wait here (asyncio's default backlog)
 
 
 @dataclass
@@ -226,7 +229,8 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):  # before anything slow: a stop during start-up is clean too
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stopping.set)
-    core = await asyncio.to_thread(VaultIndex, settings)
+    # The model and the vectors load after the handshake (load_model); search answers lexically meanwhile.
+    core = await asyncio.to_thread(VaultIndex, settings, model_later=True)
     service = SidecarService(core, EventBus(loop), options, stopping)
     if core.writes is not None:
         core.writes.on_edit = lambda edit: service.bus.publish("agent_edit", edit)  # the plugin's Notice
@@ -239,8 +243,9 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
             lambda port: _start_mcp(core, token_for_mcp, port, service.gate), options.mcp_port)
     write_state(settings.index_dir, rpc_port, service.mcp, __version__)
     _handshake(rpc_port, service.mcp)
-    tasks = [asyncio.create_task(service.index_loop(), name="index"),
-             asyncio.create_task(_warm_up(core), name="warm-up")]
+    loading = loop.run_in_executor(service.writer, core.load_model)  # first in the writer's queue: indexing waits
+    tasks = [asyncio.create_task(_vectors_loaded(service, loading), name="vectors"),
+             asyncio.create_task(service.index_loop(), name="index")]
     if options.watch:
         tasks.append(asyncio.create_task(watch_vault(settings.vault, service.on_files_changed, service.stopping)))
     tasks.append(asyncio.create_task(reconcile_every(options.reconcile_seconds, service.on_files_changed, service.stopping)))
@@ -252,6 +257,19 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     log.info("shutting down")
     await _stop(service, runner, mcp_task, tasks)
     return 0
+
+
+async def _vectors_loaded(service: SidecarService, loading: asyncio.Future[None]) -> None:
+    """Once the model and the vectors are in: freeze what start-up loaded, and say so. index_changed
+    without paths tells the plugin's views that answers changed: they search again, now with vectors."""
+    try:
+        await loading
+    except Exception:  # load_model reports a missing model itself; anything else leaves search lexical
+        log.exception("loading the embedding model failed")
+    await _warm_up(service.core)
+    status = await asyncio.to_thread(service.status)
+    service.bus.publish("status", status)
+    service.bus.publish("index_changed", {"paths": [], "notes": status["notes"], "chunks": status["chunks"]})
 
 
 async def _warm_up(core: VaultIndex, collect: bool = False) -> None:
@@ -293,9 +311,22 @@ def _bound_port(site: web.TCPSite) -> int:
 
 
 async def _start_mcp(core: VaultIndex, token: str, port: int, gate: ReadGate) -> tuple[asyncio.Task[None], int]:
-    from sidecar.mcp_server import start_mcp_http  # noqa: PLC0415  (optional part; keeps --no-mcp light)
+    """Bind and listen now: a port in use fails here (ports.py falls back), and an agent that connects
+    at once waits in the backlog. The MCP SDK and uvicorn (~0.4 s of imports) load after the handshake."""
+    sock = bind_loopback(port)
+    sock.listen(MCP_BACKLOG)
+    return asyncio.create_task(_serve_mcp(core, token, sock, gate), name="mcp-http"), int(sock.getsockname()[1])
 
-    return await start_mcp_http(core, token, port, gate)
+
+async def _serve_mcp(core: VaultIndex, token: str, sock: socket.socket, gate: ReadGate) -> None:
+    try:
+        await asyncio.to_thread(core.snapshot)  # the one the first search needs (load_model's first step) goes first
+        mcp_server = await asyncio.to_thread(importlib.import_module, "sidecar.mcp_server")  # off the loop
+        server = await asyncio.to_thread(mcp_server.McpHttpServer, core, token, gate=gate, sock=sock)
+    except BaseException:
+        sock.close()
+        raise
+    await server.serve()
 
 
 def _stdin_is_pipe() -> bool:

@@ -1,4 +1,4 @@
-// The status bar item: starting / indexing n/m / ready (N notes) / degraded (lexical only) / error.
+// The status bar item: starting / indexing n/m / loading model / ready (N notes) / degraded (lexical only) / error.
 // Clicking it opens the details (status, last error, recent sidecar output).
 
 import { Modal, Setting, type App } from "obsidian";
@@ -39,6 +39,12 @@ export function statusBarView(s: SidecarSnapshot): StatusBarView {
   }
   const st = s.status;
   if (!st) return { text: `${prefix}starting`, tone: "starting", tooltip: "Connected; waiting for status…" };
+  if (st.model.loading) {  // the first seconds after start: keyword search works, indexing waits for the model
+    return {
+      text: `${prefix}loading model (lexical only)`, tone: "degraded",
+      tooltip: "The embedding model is loading: search uses keywords until it is ready, in a second or two.",
+    };
+  }
   if (st.building) return { text: `${prefix}indexing`, tone: "indexing", tooltip: "Indexing…" };
   if (!st.vectors_available) {
     return {

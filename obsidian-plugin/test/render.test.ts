@@ -268,6 +268,9 @@ describe("status", () => {
       model: { ...STATUS.model, available: false, error: "model missing" } } }));
     expect(degraded.text).toBe("Sidecar: degraded (lexical only)");
     expect(degraded.tooltip).toBe("model missing");
+    const loading = statusBarView(snap({ status: { ...STATUS, building: true, vectors_available: false, complete: false,
+      model: { ...STATUS.model, available: false, loading: true } } }));  // serve's first seconds: indexing waits
+    expect(loading).toMatchObject({ text: "Sidecar: loading model (lexical only)", tone: "degraded" });
     const failed = statusBarView(snap({ phase: "failed", error: "Neither `sidecar` nor Python 3 was found.\nInstall it" }));
     expect(failed).toEqual({ text: "Sidecar: error", tone: "error", tooltip: "Neither `sidecar` nor Python 3 was found." });
     expect(statusBarView(snap({ phase: "restarting", error: "crashed", restartInMs: 2000 })).tooltip).toBe("crashed Retrying in 2 s.");

@@ -1,0 +1,104 @@
+"""`sidecar serve` answers before its model is loaded: the handshake, lexical search (JSON-RPC and MCP)
+and status come first, say honestly that vectors are loading, and indexing waits for the model.
+
+The model's load is held by SIDECAR_TEST_HOLD_MODEL (a file that releases it), so the loading state
+lasts exactly as long as the test needs: no timing, no race with a fast machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.app import HOLD_MODEL_ENV
+from tests.conftest import DEMO_VAULT
+from tests.serverproc import Sidecar, start_sidecar
+from tests.test_mcp import http_session, structured
+
+NEW_NOTE = "Inbox/Zephyrine.md"
+NEW_WORD = "zephyrine"  # a word no demo note has: found only once the note is indexed
+
+
+@dataclass
+class Held:
+    server: Sidecar
+    release: Path
+    mcp_token: str
+
+    def status(self) -> dict[str, Any]:
+        return self.server.call("status")  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Held]:
+    """An indexed demo vault with one note added since, served with the model held back."""
+    base = tmp_path_factory.mktemp("startup")
+    vault, index = base / "vault", base / "index"
+    shutil.copytree(DEMO_VAULT, vault)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    subprocess.run([sys.executable, "-m", "sidecar", "index", "--vault", str(vault), "--index", str(index)],
+                   check=True, capture_output=True, env=env, timeout=600)
+    (vault / NEW_NOTE).parent.mkdir(exist_ok=True)
+    (vault / NEW_NOTE).write_text(f"# Zephyrine\n\nThe {NEW_WORD} sourdough starter lives on the top shelf.\n")
+    release = base / "release-model"
+    token = secrets.token_urlsafe(24)
+    server = start_sidecar(vault, index, "--no-watch", "--mcp-port", "0",
+                           env={HOLD_MODEL_ENV: str(release), "SIDECAR_MCP_TOKEN": token})
+    try:
+        yield Held(server, release, token)
+    finally:
+        release.touch()
+        server.stop()
+
+
+def test_handshake_lexical_search_and_status_come_before_the_model(held: Held) -> None:
+    server = held.server
+    assert not held.release.exists()
+    status = held.status()
+    assert status["model"]["loading"] is True and status["model"]["available"] is False
+    assert status["model"]["error"] is None and status["vectors_available"] is False
+    assert status["complete"] is False and status["chunks_with_vectors"] > 0  # stored vectors still count
+    found = server.call("search", query="SQLITE_BUSY", limit=5)  # hybrid asked: lexical answered, and said
+    assert found["results"] and found["mode"] == "lexical"
+    assert found["vectors_loading"] is True and found["vectors_available"] is False
+    assert "still loading" in found["caveat"]
+    related = server.call("related", text="My sourdough starter never rises in winter.", limit=5)
+    assert related["vectors_loading"] is True and related["vectors_available"] is False
+    # Indexing waits for the model: the note added since the last index is not in yet.
+    assert server.call("search", query=NEW_WORD, mode="lexical")["results"] == []
+    assert held.status()["model"]["loading"] is True  # nothing above released it
+
+
+def test_mcp_answers_lexically_while_the_model_loads(held: Held) -> None:
+    async def search() -> dict[str, Any]:
+        url = f"http://127.0.0.1:{held.server.handshake['mcp_port']}/mcp"
+        async with asyncio.timeout(60), http_session(url, held.mcp_token) as session:
+            return structured(await session.call_tool("search", {"query": "SQLITE_BUSY", "limit": 3}))
+
+    out = asyncio.run(search())
+    assert out["results"] and out["mode"] == "lexical" and "still loading" in out["caveat"]
+    assert held.status()["model"]["loading"] is True
+
+
+def test_loading_clears_then_hybrid_and_the_waiting_note_has_vectors(held: Held) -> None:
+    server = held.server
+    held.release.touch()
+    status = server.wait_ready(timeout=120)
+    assert status["model"]["loading"] is False and status["model"]["available"] is True
+    assert status["vectors_available"] is True and status["chunks_without_vectors"] == 0
+    found = server.call("search", query="SQLITE_BUSY", limit=5)
+    assert found["mode"] == "hybrid" and found["vectors_loading"] is False
+    assert "still loading" not in (found["caveat"] or "")
+    # The note indexed after the model came in was embedded, not left lexical-only.
+    new = server.call("search", query=NEW_WORD, mode="semantic", limit=10)
+    assert new["mode"] == "semantic" and NEW_NOTE in [r["path"] for r in new["results"]]
