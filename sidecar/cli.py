@@ -147,7 +147,11 @@ def _index_text(report: dict[str, Any], status: dict[str, Any]) -> str:
 
 # ---- status -----------------------------------------------------------------------------
 def cmd_status(args: argparse.Namespace) -> int:
-    status = open_index(args).status()
+    from sidecar.ports import running_state  # noqa: PLC0415
+
+    index = open_index(args)
+    status = index.status()
+    status["serving"] = running_state(index.settings.index_dir)  # a running `serve` for this index, or None
     emit(args, status, lambda: _status_text(status))
     return 0
 
@@ -164,12 +168,20 @@ def _status_text(s: dict[str, Any]) -> str:
         f"  model {model['name']} fingerprint {model['fingerprint']}" if model["available"]
         else f"  model UNAVAILABLE: {model['error']}",
     ]
+    if s.get("serving"):
+        lines.append(_serving_text(s["serving"]))
     if s["skipped"]:
         lines.append(f"  skipped {len(s['skipped'])} file(s):")
         lines += [f"    {x['path']}: {x['reason']}" for x in s["skipped"][:20]]
         if len(s["skipped"]) > 20:
             lines.append(f"    ... and {len(s['skipped']) - 20} more (see --json)")
     return "\n".join(lines)
+
+
+def _serving_text(state: dict[str, Any]) -> str:
+    mcp = f"MCP on port {state['mcp_port']}" if state.get("mcp_port") else "MCP off"
+    line = f"  served by pid {state['pid']} (sidecar {state['version']}): JSON-RPC on port {state['rpc_port']}, {mcp}"
+    return line + (f"\n  note: {state['mcp_note']}" if state.get("mcp_note") else "")
 
 
 # ---- search and related -------------------------------------------------------------------

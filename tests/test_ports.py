@@ -86,6 +86,15 @@ def test_serve_json_and_mcp_config_give_the_port_really_used(two: tuple[Sidecar,
         assert ("not " + str(port)) in out.stderr if extra else not out.stderr.strip()
 
 
+def test_cli_status_says_where_the_running_sidecar_serves(two: tuple[Sidecar, Sidecar, int, Path]) -> None:
+    _, second, port, base = two
+    env = {**os.environ, "XDG_CONFIG_HOME": str(base / "config")}
+    out = subprocess.run([sys.executable, "-m", "sidecar", "status", "--vault", str(base / "b"), "--index",
+                          str(base / "b-index")], capture_output=True, text=True, env=env, timeout=60, check=True).stdout
+    assert f"served by pid {second.proc.pid}" in out and f"MCP on port {second.handshake['mcp_port']}" in out
+    assert f"note: MCP port {port} is in use" in out
+
+
 def test_a_stopped_sidecar_leaves_no_state(tmp_path: Path) -> None:
     index = tmp_path / "index"
     server = start_sidecar(small_vault(tmp_path / "v"), index, "--no-mcp", env={"XDG_CONFIG_HOME": str(tmp_path / "c")})

@@ -30,7 +30,7 @@ export interface SetupWiring {
 /** The setup modal, its command, and the Notices; returns how to open the modal (settings' Reinstall). */
 export function registerSetup(w: SetupWiring): (reason: string) => void {
   const openSetup = (reason: string): void =>
-    new SetupModal({ app: w.plugin.app, pluginDir: w.pluginDir, reason, restart: w.restart }).open();
+    new SetupModal({ app: w.plugin.app, pluginDir: w.pluginDir, reason, restart: w.restart, stop: () => w.sidecar.stop() }).open();
   w.plugin.addCommand({
     id: "setup-sidecar",
     name: "Set up the sidecar (install or upgrade)",

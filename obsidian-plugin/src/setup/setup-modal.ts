@@ -14,6 +14,8 @@ export interface SetupHost {
   pluginDir: string | null;
   /** Why the modal opened, shown first ("The sidecar is not installed." / "Version 0.1 is older…"). */
   reason: string;
+  /** Stop the running sidecar first: the environment it runs from is replaced (Windows locks its files). */
+  stop: () => Promise<void>;
   /** Start the freshly installed sidecar. */
   restart: () => Promise<void>;
 }
@@ -104,6 +106,8 @@ export class SetupModal extends Modal {
     const logEl = el.createEl("pre", { cls: "vs-setup-log" });
     const steps = installSteps(tools, source, managedEnv().dir);
     try {
+      stepEl.setText("Stopping the sidecar…");
+      await this.host.stop();
       await runSteps(steps, (line) => {
         logEl.appendText(line + "\n");
         logEl.scrollTop = logEl.scrollHeight;
