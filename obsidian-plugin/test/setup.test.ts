@@ -12,6 +12,9 @@ import {
   dataDir, envExecutable, extraDirs, findExecutable, managedEnvDir, pythonCandidates, whereToLook, type HostInfo,
 } from "../src/setup/python";
 import { compareVersions, versionAdvice } from "../src/setup/notices";
+import { installLines } from "../src/setup/settings-info";
+import type { SidecarSnapshot } from "../src/sidecar";
+import type { StatusResponse } from "../src/protocol.gen";
 
 const WIN: HostInfo = {
   platform: "win32", home: "C:\\Users\\ana",
@@ -138,5 +141,26 @@ describe("versions", () => {
     expect(versionAdvice("0.2.0", "0.2.0")).toBeNull();
     expect(versionAdvice("0.2.0", "0.1.0")).toMatch(/upgrade the sidecar/);
     expect(versionAdvice("0.2.0", "0.3.0")).toMatch(/update the plugin/);
+  });
+});
+
+describe("the settings' Installation row", () => {
+  const base: SidecarSnapshot = { phase: "failed", status: null, progress: null, error: "The sidecar is not installed.\nRun setup.",
+    errorKind: "not_found", errorHint: "Run setup.", eventsConnected: false, restartInMs: null, handshake: null };
+
+  it("says what was found: the sidecar's version or why there is none, who installed it, the index folder, Python", () => {
+    expect(installLines(base, null, "Python 3.12.3 at /usr/bin/python3.")).toEqual([
+      "Sidecar: failed (The sidecar is not installed.)",
+      "Not installed by this plugin (the command setting, PATH or python -m sidecar)",
+      "Python 3.12.3 at /usr/bin/python3.",
+    ]);
+    const running: SidecarSnapshot = { ...base, phase: "running", error: null, errorKind: null, errorHint: null,
+      status: { index_dir: "/cache/vault-sidecar/notes-1a2b" } as StatusResponse,
+      handshake: { rpc_port: 1, mcp_port: null, pid: 42, version: "0.1.0", protocol_version: "1.3.0", mcp_requested_port: null, mcp_note: null } };
+    expect(installLines(running, "/data/vault-sidecar/env/bin/sidecar", null)).toEqual([
+      "Sidecar 0.1.0 (protocol 1.3.0), pid 42",
+      "Installed by this plugin: /data/vault-sidecar/env/bin/sidecar",
+      "Index folder: /cache/vault-sidecar/notes-1a2b",
+    ]);
   });
 });
