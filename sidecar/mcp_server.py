@@ -190,8 +190,10 @@ class VaultTools:
         self._overview: tuple[str, OverviewOut] | None = None
 
     async def run(self, work: Callable[[], M], text: Callable[[M], str] | None = None,
-                  needs_index: bool = True, report: bool = False, write: bool = False) -> CallToolResult:
-        """`report` runs in the reports' lane of the gate; `write` beside it (writes take the writer's lock)."""
+                  needs_index: bool = True, report: bool = False, write: bool = False,
+                  keywords: bool = False) -> CallToolResult:
+        """`report` runs in the reports' lane of the gate, `keywords` (no vectors) in the keyword lane;
+        `write` beside them (writes take the writer's lock)."""
         def guarded() -> M:
             if needs_index:
                 self.require_index()
@@ -201,7 +203,8 @@ class VaultTools:
             if write:
                 model = await asyncio.to_thread(guarded)
             else:
-                model = await (self.gate.report(guarded) if report else self.gate.answer(guarded))
+                lane = self.gate.report if report else self.gate.keywords if keywords else self.gate.answer
+                model = await lane(guarded)
         except SidecarError as exc:
             return error_result(exc)
         except Exception as exc:
@@ -248,7 +251,7 @@ class VaultTools:
             result["results"] = result["results"][offset:offset + limit]
             return search_out(result, paging.next_cursor(offset, len(result["results"]), found, where), explain)
 
-        return await self.run(work)
+        return await self.run(work, keywords=mode == "lexical")
 
     def filters(self, folder: str | None, tag: str | None, note_type: str | None, status: str | None,
                 since: str | None) -> dict[str, Any]:

@@ -69,12 +69,16 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
     async def core(name: str, **kwargs: Any) -> Any:
         return await service.gate.answer(service.call_core, name, **kwargs)
 
+    async def keywords(name: str, **kwargs: Any) -> Any:  # no vectors involved: the gate's keyword lane
+        return await service.gate.keywords(service.call_core, name, **kwargs)
+
     async def status() -> Any:
         return await asyncio.to_thread(service.status)
 
     async def search(query: str, limit: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None,
                      max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> Any:
-        return await core("search", query=query, limit=limit, mode=mode, filters=filters,
+        lane = keywords if mode == "lexical" else core
+        return await lane("search", query=query, limit=limit, mode=mode, filters=filters,
                           max_tokens=max_tokens, explain=explain, typed=typed)
 
     async def related(path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
@@ -90,7 +94,7 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
         return {**report, "markdown": to_markdown(report)}
 
     async def note_links(path: str) -> Any:
-        return await core("note_links", path=path)
+        return await keywords("note_links", path=path)
 
     async def reindex(full: bool = False) -> Any:
         return {"started": service.request_reindex(bool(full))}

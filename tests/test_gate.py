@@ -69,3 +69,19 @@ def test_a_slow_report_never_holds_an_answer_slot() -> None:
         return list(answers)
 
     assert asyncio.run(scenario()) == [0, 1, 2, 3]
+
+
+def test_keyword_answers_pass_hybrid_ones_waiting_for_both_answer_slots() -> None:
+    """Lexical search and a note's links need no vectors: they never queue behind matrix products."""
+    async def scenario() -> list[int]:
+        gate, hybrid, keyword = ReadGate(), Probe(), Probe()
+        keyword.release.set()
+        held = [asyncio.create_task(gate.answer(hybrid.work, n)) for n in range(ANSWER_SLOTS + 2)]
+        await _until(lambda: len(hybrid.started) == ANSWER_SLOTS)
+        answers = await asyncio.wait_for(asyncio.gather(*(gate.keywords(keyword.work, n) for n in range(3))), 10)
+        assert len(hybrid.started) == ANSWER_SLOTS and hybrid.running == ANSWER_SLOTS  # still held and waiting
+        hybrid.release.set()
+        await asyncio.gather(*held)
+        return list(answers)
+
+    assert asyncio.run(scenario()) == [0, 1, 2]
