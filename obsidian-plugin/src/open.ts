@@ -67,12 +67,6 @@ export function insertLink(app: App, path: string, subpath?: string): boolean {
   return true;
 }
 
-/** Subpath (#Heading) for a heading path joined with " > ": Obsidian links the last heading. */
-export function headingSubpath(heading: string): string | undefined {
-  const last = heading.split(" > ").pop()?.trim();
-  return last ? `#${last}` : undefined;
-}
-
 async function copyLink(app: App, target: NoteTarget): Promise<void> {
   const link = linkTo(app, target.path, target.subpath);
   if (!link) return;

@@ -151,7 +151,9 @@ describe("agent edits view", () => {
 
   it("shows the error with the fix-it hint when the sidecar cannot start", async () => {
     const sidecar = new FakeSidecar();
-    sidecar.fail = new RpcError("transport", "The sidecar command was not found: /x/sidecar", "");
+    // As Sidecar.client() rejects after a failed start: the start error's fix rides along in data.hint.
+    sidecar.fail = new RpcError("transport", "The sidecar command was not found: /x/sidecar", "", null,
+      { kind: "start_failed", hint: "Check the command in the plugin settings." });
     sidecar.snapshot = { phase: "failed", errorHint: "Check the command in the plugin settings." };
     const { view } = await open(sidecar);
     expect(view.contentEl.querySelector(".vs-message-error")?.textContent)

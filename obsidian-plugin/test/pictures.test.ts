@@ -1,9 +1,12 @@
 // @vitest-environment happy-dom
-// Picture tests: the plugin's own render functions (src/views/render.ts), fed with REAL responses from the
-// real sidecar on a copy of the demo vault, rendered in headless Debian Chromium with an Obsidian-like dark
-// theme (test/pictures/obsidian-theme.css) plus the plugin's styles.css. Screenshots are kept in
-// test-artifacts/ (with the HTML, to open in a browser); the test asserts what must be visible and checks
-// contrast and horizontal overflow, which is what a human would look for in the pictures.
+// Picture tests: the plugin's REAL view classes (RelatedView, SearchView, SearchModal, HealthView, EditsView)
+// opened in headless Debian Chromium on a fake Obsidian app (test/fake-app.ts, the only mock), their sidecar
+// answering with REAL responses the real sidecar gave on a copy of the demo vault (and its real errors), in
+// an Obsidian-like dark and light theme (test/pictures/obsidian-theme.css) plus the plugin's styles.css.
+// Every view in each state a user meets: results, empty, error with its fix-it hint, index building, no
+// vectors (and loading where a view has one). Screenshots are kept in test-artifacts/ (with the HTML, to
+// open in a browser); the test asserts what must be visible, checks contrast (>= 4.5:1 from computed colours)
+// and horizontal overflow, and drives the views as a user would (click, keys, menu, hover).
 import { build, type Plugin } from "esbuild";
 import { randomBytes } from "crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "fs";
@@ -11,14 +14,18 @@ import * as path from "path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { describeError } from "../src/client";
+import { RpcError, describeError } from "../src/client";
+import { HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW } from "../src/context";
+import { SEARCH_MODAL_SOURCE } from "../src/open";
 import type { Band, EditRecord, EditsResponse, HealthResponse, RelatedResponse, SearchResponse } from "../src/protocol.gen";
 import { headingAt } from "../src/headings";
 import { parseQuery } from "../src/query-syntax";
 import { Sidecar } from "../src/sidecar";
+import { reportFileName } from "../src/views/health-view";
 import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel, sharedReasons, summaryLabel } from "../src/views/render";
+import type { FakeFailure } from "./fake-app";
 import { freePort, mcpTool } from "./mcp-agent";
-import type { PictureApi } from "./pictures/page";
+import type { PictureSetup, Recorded } from "./pictures/page";
 import { PLUGIN_DIR, listFiles, startRealSidecar, type RealSidecar } from "./real-sidecar";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -49,13 +56,19 @@ interface Data {
   edits: EditsResponse;
   /** What the sidecar said when the plugin tried to undo an edit whose note the user changed since. */
   refused: Record<number, string>;
+  /** The same refusal as the client threw it, for the fake sidecar to throw again. */
+  refusedFailure: Record<number, FakeFailure>;
   /** agent_edit events the plugin's Sidecar received meanwhile. */
   events: EditRecord[];
-  /** Vault paths after the session. */
+  /** Vault paths before and after the session. */
+  existingBefore: string[];
   existing: string[];
-  /** The pane's error state: what a failed start of the sidecar looks like there, and its fix-it hint. */
+  /** The panes' error state: a real failed start of the sidecar (as thrown, as shown, and its fix-it hint). */
+  startFailure: FakeFailure;
   startError: string;
   startHint: string | null;
+  /** The related pane's editor buffer (the note on disk plus an unsaved paragraph). */
+  buffer: string;
   now: number;
 }
 
@@ -68,26 +81,39 @@ let css = "";
 let data: Data;
 let mcp: { port: number; token: string } | null = null;
 
-/** The browser side (test/pictures/page.ts + the plugin's render.ts), bundled for the page. */
+/** The browser side (test/pictures/page.ts + the plugin's views), bundled for the page as vitest resolves it. */
 async function bundlePage(): Promise<string> {
-  // obsidian-stub imports Node's http for requestUrl and reads process.platform; the page needs neither.
+  // obsidian-stub and the client import Node's http (requestUrl, events) and timers, and the stub reads
+  // process.platform; the page makes no requests, and its timers are the window's.
   const noNode: Plugin = {
     name: "no-node-builtins",
     setup(b) {
-      b.onResolve({ filter: /^(node:)?http$/ }, () => ({ path: "http", namespace: "empty" }));
-      b.onLoad({ filter: /.*/, namespace: "empty" }, () => ({ contents: "export {};", loader: "js" }));
+      b.onResolve({ filter: /^(node:)?(http|timers)$/ }, (args) => ({ path: args.path.replace("node:", ""), namespace: "browser" }));
+      b.onLoad({ filter: /^http$/, namespace: "browser" }, () => ({ contents: "export {};", loader: "js" }));
+      b.onLoad({ filter: /^timers$/, namespace: "browser" }, () => ({
+        contents: "export const setTimeout = (...a) => window.setTimeout(...a); export const clearTimeout = (t) => window.clearTimeout(t);",
+        loader: "js",
+      }));
     },
   };
   const out = await build({
     entryPoints: [path.join(PLUGIN_DIR, "test", "pictures", "page.ts")],
     bundle: true, write: false, format: "iife", platform: "browser", target: "es2022", plugins: [noNode], logLevel: "silent",
+    alias: { obsidian: path.join(PLUGIN_DIR, "test", "obsidian-stub.ts") },
     define: { "process.platform": JSON.stringify(process.platform) },
   });
   return out.outputFiles[0]?.text ?? "";
 }
 
+/** An error as the client threw it, for the fake sidecar to throw the same (an RpcError, or it is no test). */
+function asFailure(err: unknown): FakeFailure {
+  if (!(err instanceof RpcError)) throw new Error(`expected an RpcError, got ${String(err)}`);
+  return { kind: err.kind, message: err.message, method: err.method, code: err.code, data: err.data };
+}
+
 async function fetchData(sidecar: RealSidecar): Promise<Data> {
   const client = await sidecar.sidecar.client();
+  const existingBefore = listFiles(sidecar.vault);
   // The related pane while you type: the unsaved buffer (a new paragraph) and the heading at the cursor.
   const onDisk = readFileSync(path.join(sidecar.vault, RELATED_SOURCE), "utf8");
   const buffer = `${onDisk.trimEnd()}\n\n## Weekend baking\n\nFed the sourdough starter on Friday night; the levain ` +
@@ -101,8 +127,8 @@ async function fetchData(sidecar: RealSidecar): Promise<Data> {
   };
   const modal = await search(MODAL_QUERY, 6);
   const pane = await search(PANE_QUERY, 8);
-  const health = await client.call("health");
-  return { related, modal, pane, health, ...(await agentSession(sidecar)) };
+  const health = await client.call("health", { markdown: true });
+  return { related, modal, pane, health, buffer, existingBefore, ...(await agentSession(sidecar)) };
 }
 
 /**
@@ -110,7 +136,7 @@ async function fetchData(sidecar: RealSidecar): Promise<Data> {
  * relinks, a delete); the plugin undoes one edit, and fails to undo another because the user changed that
  * note meanwhile. Everything the edits view shows comes from this session.
  */
-async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" | "modal" | "pane" | "health">> {
+async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" | "modal" | "pane" | "health" | "buffer" | "existingBefore">> {
   const client = await sidecar.sidecar.client();
   const { port, token } = mcp!;
   const events: EditRecord[] = [];
@@ -144,11 +170,13 @@ async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" 
   // ...and the user edits the bread note in Obsidian, so the agent's append can no longer be undone.
   appendFileSync(path.join(sidecar.vault, bread), "\nMy own note after the bake.\n");
   const refused: Record<number, string> = {};
+  const refusedFailure: Record<number, FakeFailure> = {};
   try {
     await client.call("edits.undo", { edit: Number(appended["edit"]) });
     throw new Error("undo of a changed note was accepted");
   } catch (err) {
     refused[Number(appended["edit"])] = describeError(err);
+    refusedFailure[Number(appended["edit"])] = asFailure(err);
   }
   const edits = await client.call("edits.list");
   // The events arrive on their own connection: wait until the last edit's has come.
@@ -158,16 +186,20 @@ async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" 
   const broken = new Sidecar(() => ({ vaultPath: sidecar.vault, command: "/nonexistent/bin/sidecar" }));
   let startError = "";
   let startHint: string | null = null;
+  let startFailure: FakeFailure | null = null;
   try {
     await broken.client();
   } catch (err) {
     startError = describeError(err);
     startHint = broken.snapshot.errorHint;
+    startFailure = asFailure(err);
   } finally {
     await broken.stop();
   }
+  if (!startFailure) throw new Error("a sidecar that does not exist started");
   return {
-    editsBefore, edits, refused, events, existing: listFiles(sidecar.vault), startError, startHint, now: Date.now() / 1000,
+    editsBefore, edits, refused, refusedFailure, events, existing: listFiles(sidecar.vault), startFailure, startError, startHint,
+    now: Date.now() / 1000,
   };
 }
 
@@ -195,11 +227,11 @@ afterAll(async () => {
   await rs?.dispose();
 }, 60_000);
 
-type Kind = "relatedPane" | "searchModal" | "searchPane" | "healthView" | "editsView";
 type Theme = "dark" | "light";
+const THEMES = ["dark", "light"] as const;
 
-/** A fresh page with the theme, the plugin's styles and the bundled render code, showing one view. */
-async function show<K extends Kind>(kind: K, arg: Parameters<PictureApi[K]>[0], theme: Theme = "dark"): Promise<Page> {
+/** A fresh page with the theme, the plugin's styles and the bundled views, showing one view as `setup` says. */
+async function show(setup: PictureSetup, theme: Theme): Promise<Page> {
   if (!browser) throw new Error("no browser");
   const page = await browser.newPage({ viewport: { width: 960, height: 700 }, deviceScaleFactor: 1 });
   const errors: string[] = [];
@@ -211,13 +243,24 @@ async function show<K extends Kind>(kind: K, arg: Parameters<PictureApi[K]>[0], 
     `<body class="theme-${theme}"></body></html>`);
   await page.addScriptTag({ content: script });
   if (errors.length) throw new Error(`The page failed: ${errors.join("\n")}`);
-  await page.evaluate(([k, a]) => {
-    (window.vsPictures[k] as (x: unknown) => void)(a);
-  }, [kind, arg] as const);
+  await page.evaluate((s) => window.vsPictures.open(s), setup);
   await page.evaluate(() => document.fonts.ready);
   if (errors.length) throw new Error(`The page failed: ${errors.join("\n")}`);
   return page;
 }
+
+/** Open, check, close: the page is closed whatever the checks find. */
+async function withView(setup: PictureSetup, theme: Theme, check: (page: Page) => Promise<void>): Promise<void> {
+  const page = await show(setup, theme);
+  try {
+    await check(page);
+  } finally {
+    await page.close();
+  }
+}
+
+const record = (page: Page): Promise<Recorded> => page.evaluate(() => window.vsPictures.record());
+const settle = (page: Page): Promise<void> => page.evaluate(() => window.vsPictures.settle());
 
 async function snap(page: Page, name: string): Promise<string> {
   const file = path.join(ARTIFACTS, `${name}.png`);
@@ -239,185 +282,284 @@ async function checkLayout(page: Page, primary: string, secondary: string): Prom
   const overflow = await page.evaluate(() => window.vsPictures.overflowing());
   expect(overflow, "elements sticking out of the view on the right").toEqual([]);
   const main = await page.evaluate((s) => window.vsPictures.contrast(s), primary);
+  expect(main.length, `text to check for contrast: ${primary}`).toBeGreaterThan(0);
   for (const c of main) expect(c.ratio, `contrast of ${c.selector} ("${c.text}")`).toBeGreaterThanOrEqual(MIN_CONTRAST);
   const faint = await page.evaluate((s) => window.vsPictures.contrast(s), secondary);
   for (const c of faint) expect(c.ratio, `contrast of ${c.selector} ("${c.text}")`).toBeGreaterThanOrEqual(MIN_CONTRAST_SECONDARY);
 }
 
-describe("pictures of the plugin's views with real sidecar data", () => {
-  for (const theme of ["dark", "light"] as const) {
-  it(`related pane (${theme}): titles, reasons, bands, linked marks`, async () => {
-    const response = data.related;
-    expect(response.results.length).toBeGreaterThan(3);
-    const page = await show("relatedPane", { response, basename: "Climbing Gyms" }, theme);
-    try {
-      await snap(page, `related-pane-${theme}`);
-      await visibleText(page, ".vs-pane-header", "Climbing Gyms");
-      for (const note of response.results) await visibleText(page, ".vs-related-row .vs-title", note.title);
-      const shared = sharedReasons(response.results);
-      for (const label of new Set(response.results.flatMap((n) => n.reasons.map((r) => r.label)).filter((l) => !shared.has(l)))) {
-        await visibleText(page, ".vs-badge", new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
-      }
-      // Climbing Gyms links to "Bouldering Log", which links back: both badges, and the "Linked" mark.
-      await visibleText(page, ".vs-badge", /^links here$/);
-      await visibleText(page, ".vs-badge-linked", /^Linked$/);
-      for (const band of new Set(response.results.map((n) => n.band))) {
-        await visibleText(page, `.vs-band-${band}`, BAND_LABEL[band]);
-      }
-      for (const label of shared) expect(await page.locator(".vs-badge", { hasText: label }).count(), `shared pill ${label}`).toBe(0);
-      // Compact: more than five rows fit in a 700 px sidebar.
-      const heights = await page.locator(".vs-related-row").evaluateAll((rows) => rows.map((r) => r.getBoundingClientRect().height));
-      expect(700 / (heights.reduce((a, b) => a + b, 0) / heights.length)).toBeGreaterThan(7);
-      expect(await page.locator(".vs-band").first().getAttribute("title")).toMatch(/confidence/i);
-      await checkLayout(page, ".vs-title, .vs-excerpt, .vs-badge, .vs-band-high, .vs-band-medium, .vs-pane-header",
-        ".vs-folder, .vs-band-low, .vs-band-none, .vs-badge-linked");
-      const first = response.results[0]!;
-      await page.locator(".vs-related-row").first().click();
-      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${first.path}:${first.start_line}`]);
-    } finally {
-      await page.close();
-    }
-  }, 60_000);
+/** The error state every view shares: the real start error in error colours, its hint, no empty state. */
+async function checkError(page: Page): Promise<void> {
+  expect(data.startHint).toMatch(/plugin settings/);
+  await visibleText(page, ".vs-error .vs-message-error", data.startError.split("\n")[0]!);
+  await visibleText(page, ".vs-error .vs-message-hint", data.startHint!);
+  expect(await page.locator(".vs-message-empty, .suggestion-empty").count(), "an empty state beside the error").toBe(0);
+  await checkLayout(page, ".vs-message-error, .vs-message-hint", ".vs-message-error");
+  // Errors are not in the empty state's grey.
+  const colours = await page.evaluate(() => {
+    const probe = document.body.createDiv({ cls: "vs-message vs-message-empty", text: "x" });
+    const grey = getComputedStyle(probe).color;
+    probe.remove();
+    return { grey, error: getComputedStyle(document.querySelector(".vs-message-error")!).color };
+  });
+  expect(colours.error).not.toBe(colours.grey);
+}
 
-  it(`search window (${theme}): highlighted snippets, bands, modes`, async () => {
-    const response = data.modal;
-    const top = response.results[0];
-    expect(top?.highlights.length).toBeGreaterThan(0);
-    const page = await show("searchModal", { response, query: MODAL_QUERY }, theme);
-    try {
-      await snap(page, `search-modal-${theme}`);
-      await visibleText(page, ".suggestion-item.is-selected .vs-title", top!.title);
-      await visibleText(page, ".suggestion-item.is-selected mark.vs-hit", /sourdough|starter/i);
-      expect(await page.locator("mark.vs-hit").count()).toBeGreaterThanOrEqual(response.results.filter((r) => r.highlights.length).length);
-      await visibleText(page, ".suggestion-item.is-selected .vs-band", BAND_LABEL[top!.band]);
-      await visibleText(page, "button.vs-mode.is-active", "Hybrid");
-      await visibleText(page, ".prompt-instructions", "insert link");
-      for (const r of response.results) await visibleText(page, ".suggestion-item .vs-title", r.title || r.path);
-      await checkLayout(page, ".vs-title, .vs-snippet, .vs-band-high, .vs-band-medium",
-        ".vs-heading-path, .vs-meta, mark.vs-hit, button.vs-mode, .vs-band-low, .vs-band-none, .vs-search-help");
-    } finally {
-      await page.close();
-    }
-  }, 60_000);
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** What a result row's open leads to: its file, the current tab, its line (0-based in the editor). */
+const openedAt = (p: string, startLine: number | null, pane: string | boolean = false): Recorded["opened"][number] =>
+  ({ path: p, pane, line: startLine !== null && startLine > 0 ? startLine - 1 : null });
 
-  it(`search pane (${theme}): result header, highlights, bands`, async () => {
-    const response = data.pane;
-    expect(response.results.length).toBeGreaterThan(0);
-    const page = await show("searchPane", { response, query: PANE_QUERY }, theme);
-    try {
-      await snap(page, `search-pane-${theme}`);
-      await visibleText(page, ".vs-results-header", new RegExp(`^${response.results.length} results? · Hybrid · \\d+ ms`));
-      await visibleText(page, ".vs-search-row .vs-title", response.results[0]!.title);
-      await visibleText(page, "mark.vs-hit", /restic|backup|offsite/i);
-      await visibleText(page, ".vs-results-header .vs-band", BAND_LABEL[response.band]);
-      await checkLayout(page, ".vs-title, .vs-snippet, .vs-band-high, .vs-band-medium",
-        ".vs-heading-path, .vs-meta, mark.vs-hit, .vs-results-header, .vs-band-low, .vs-band-none, .vs-search-help");
-      await page.locator(".vs-search-row").first().click();
-      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${response.results[0]!.path}:${response.results[0]!.start_line}`]);
-    } finally {
-      await page.close();
-    }
-  }, 60_000);
+/** The views before the agents' session, on the vault as it was then. */
+function before(view: PictureSetup["view"], answers: PictureSetup["answers"], more: Partial<PictureSetup> = {}): PictureSetup {
+  return { view, answers, files: data.existingBefore, ...more };
+}
+const failed = (view: PictureSetup["view"], more: Partial<PictureSetup> = {}): PictureSetup =>
+  before(view, {}, { startFailure: data.startFailure, ...more });
+const degraded = <T extends object>(r: T): T => ({ ...r, index_building: true, vectors_available: false });
 
-  it(`health view (${theme}): summary counts, open sections, items`, async () => {
-    const report = data.health;
-    const page = await show("healthView", { report }, theme);
-    try {
-      await snap(page, `health-view-${theme}`);
-      const titles = new Map(report.sections.map((sec) => [sec.id, sec.title]));
-      for (const [key, value] of Object.entries(report.summary)) {
-        const label = (titles.get(key) ?? summaryLabel(key)).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-        const chip = page.locator(".vs-chip").filter({ has: page.locator(".vs-chip-label", { hasText: new RegExp(`^${label}$`) }) });
-        expect(await chip.count(), `chip ${key}`).toBe(1);
-        expect(await chip.locator(".vs-chip-count").textContent()).toBe(String(value));
-        expect(await chip.isVisible()).toBe(true);
-      }
-      expect(report.summary.notes).toBeGreaterThan(0);
-      await visibleText(page, ".vs-chip", new RegExp(`^${report.summary.notes}Notes$`));
-      for (const section of report.sections) await visibleText(page, ".vs-health-section-title", section.title);
-      const open = report.sections.find((s) => s.severity === "error" && s.items.length > 0);
-      expect(open).toBeDefined();
-      const item = open!.items[0]!;
-      await visibleText(page, ".vs-health-item .vs-health-path", item.line !== null ? `${item.path}:${item.line}` : item.path);
-      await checkLayout(page, ".vs-chip-count, .vs-chip-label, .vs-health-section-title, .vs-health-message, .vs-health-path, .vs-count",
-        ".vs-health-fix, .vs-health-related-link, .vs-message");
-      await page.locator(".vs-health-item", { hasText: item.message }).first().click();
-      expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([`open:${item.path}${item.line !== null ? `:${item.line}` : ""}`]);
-    } finally {
-      await page.close();
-    }
-  }, 60_000);
+describe("pictures of the plugin's real views with real sidecar data", () => {
+  const activeNote = (): PictureSetup["active"] =>
+    ({ path: RELATED_SOURCE, text: data.buffer, cursorLine: data.buffer.split("\n").length - 2 });
 
-
-  it(`pane states (${theme}): error with its hint, empty, building, no vectors`, async () => {
-    expect(data.startHint).toMatch(/plugin settings/);
-    let page = await show("relatedPane", { response: null, basename: "Climbing Gyms", error: data.startError, hint: data.startHint }, theme);
-    try {
-      await snap(page, `related-pane-error-${theme}`);
-      await visibleText(page, ".vs-error .vs-message-error", data.startError.split("\n")[0]!);
-      await visibleText(page, ".vs-error .vs-message-hint", data.startHint!);
-      expect(await page.locator(".vs-message-empty").count()).toBe(0); // never the empty state above an error
-      await checkLayout(page, ".vs-message-error, .vs-message-hint", ".vs-message-error");
-      // Errors are not in the empty state's grey.
-      const colours = await page.evaluate(() => {
-        const probe = document.body.createDiv({ cls: "vs-message vs-message-empty", text: "x" });
-        const grey = getComputedStyle(probe).color;
-        probe.remove();
-        return { grey, error: getComputedStyle(document.querySelector(".vs-message-error")!).color };
+  for (const theme of THEMES) {
+    it(`related pane (${theme}): titles, reasons, bands, linked marks; click, hover, menu`, async () => {
+      const response = data.related;
+      expect(response.results.length).toBeGreaterThan(3);
+      await withView(before("related", { related: { result: response } }, { active: activeNote() }), theme, async (page) => {
+        await snap(page, `related-pane-${theme}`);
+        // What the view asked: the unsaved buffer and the heading at the cursor.
+        const asked = (await record(page)).calls;
+        expect(asked.map((c) => c.method)).toEqual(["related"]);
+        expect(asked[0]!.params).toMatchObject({ path: RELATED_SOURCE, text: data.buffer, cursor_heading: headingAt(data.buffer, data.buffer.split("\n").length - 2) });
+        await visibleText(page, ".view-header", "Related notes");
+        await visibleText(page, ".vs-pane-header", "Climbing Gyms");
+        for (const note of response.results) await visibleText(page, ".vs-related-row .vs-title", note.title);
+        const shared = sharedReasons(response.results);
+        for (const label of new Set(response.results.flatMap((n) => n.reasons.map((r) => r.label)).filter((l) => !shared.has(l)))) {
+          await visibleText(page, ".vs-badge", new RegExp(`^${escape(label)}$`));
+        }
+        // Climbing Gyms links to "Bouldering Log", which links back: both badges, and the "Linked" mark.
+        await visibleText(page, ".vs-badge", /^links here$/);
+        await visibleText(page, ".vs-badge-linked", /^Linked$/);
+        for (const band of new Set(response.results.map((n) => n.band))) await visibleText(page, `.vs-band-${band}`, BAND_LABEL[band]);
+        for (const label of shared) expect(await page.locator(".vs-badge", { hasText: label }).count(), `shared pill ${label}`).toBe(0);
+        // Compact: more than seven rows fit in a 700 px sidebar.
+        const heights = await page.locator(".vs-related-row").evaluateAll((rows) => rows.map((r) => r.getBoundingClientRect().height));
+        expect(700 / (heights.reduce((a, b) => a + b, 0) / heights.length)).toBeGreaterThan(7);
+        expect(await page.locator(".vs-band").first().getAttribute("title")).toMatch(/confidence/i);
+        await checkLayout(page, ".vs-title, .vs-excerpt, .vs-badge, .vs-band-high, .vs-band-medium, .vs-pane-header",
+          ".vs-folder, .vs-band-low, .vs-band-none, .vs-badge-linked");
+        const [first, second] = response.results as [RelatedResponse["results"][number], RelatedResponse["results"][number]];
+        const rows = page.locator(".vs-related-row");
+        await rows.first().click();
+        await rows.nth(1).click({ button: "middle" });
+        await rows.first().hover();
+        await rows.nth(1).click({ button: "right" });
+        const seen = await record(page);
+        expect(seen.opened).toEqual([openedAt(first.path, first.start_line), openedAt(second.path, second.start_line, "tab")]);
+        expect(seen.triggered).toContainEqual({ name: "hover-link", source: RELATED_VIEW });
+        expect(seen.triggered).toContainEqual({ name: "file-menu", source: RELATED_VIEW });
+        expect(seen.menu).toEqual(["Open in new tab", "Open to the right", "Open in new window", "Insert link", "Copy link"]);
       });
-      expect(colours.error).not.toBe(colours.grey);
-    } finally {
-      await page.close();
-    }
-    page = await show("searchPane", { response: null, query: PANE_QUERY, error: data.startError, hint: data.startHint }, theme);
-    try {
-      await snap(page, `search-pane-error-${theme}`);
-      await visibleText(page, ".vs-error .vs-message-hint", data.startHint!);
-      expect(await page.locator(".vs-pane-body").textContent()).not.toContain("Type to search.");
-    } finally {
-      await page.close();
-    }
-    const degraded = { ...data.related, index_building: true, vectors_available: false };
-    page = await show("relatedPane", { response: degraded, basename: "Climbing Gyms" }, theme);
-    try {
-      await snap(page, `related-pane-building-${theme}`);
-      await visibleText(page, ".vs-message-info", "Links and tags only: the embedding model is unavailable.");
-      await visibleText(page, ".vs-message-info", "The index is still being built.");
-      await checkLayout(page, ".vs-title", ".vs-message-info");
-    } finally {
-      await page.close();
-    }
-    page = await show("relatedPane", { response: { ...data.related, results: [] }, basename: "Climbing Gyms" }, theme);
-    try {
-      await snap(page, `related-pane-empty-${theme}`);
-      await visibleText(page, ".vs-message-empty", "No related notes found.");
-      await checkLayout(page, ".vs-pane-header", ".vs-message-empty");
-    } finally {
-      await page.close();
-    }
-  }, 60_000);
-  }
+    }, 60_000);
 
-  for (const theme of ["dark", "light"] as const) {
+    it(`related pane (${theme}): error with its hint, building without vectors, empty`, async () => {
+      await withView(failed("related", { active: activeNote() }), theme, async (page) => {
+        await snap(page, `related-pane-error-${theme}`);
+        await checkError(page);
+      });
+      await withView(before("related", { related: { result: degraded(data.related) } }, { active: activeNote() }), theme, async (page) => {
+        await snap(page, `related-pane-building-${theme}`);
+        await visibleText(page, ".vs-message-info", "Links and tags only: the embedding model is unavailable.");
+        await visibleText(page, ".vs-message-info", "The index is still being built.");
+        await checkLayout(page, ".vs-title", ".vs-message-info");
+      });
+      await withView(before("related", { related: { result: { ...data.related, results: [] } } }, { active: activeNote() }), theme, async (page) => {
+        await snap(page, `related-pane-empty-${theme}`);
+        await visibleText(page, ".vs-message-empty", "No related notes found.");
+        await checkLayout(page, ".vs-pane-header", ".vs-message-empty");
+      });
+    }, 60_000);
+
+    it(`search window (${theme}): highlighted snippets, bands, modes; Shift+Enter inserts a link`, async () => {
+      const response = data.modal;
+      const top = response.results[0];
+      expect(top?.highlights.length).toBeGreaterThan(0);
+      await withView(before("searchModal", { search: { result: response } }, { query: MODAL_QUERY, active: activeNote() }), theme, async (page) => {
+        await snap(page, `search-modal-${theme}`);
+        expect((await record(page)).calls.map((c) => [c.method, c.params.query, c.params.typed]))
+          .toEqual([["search", parseQuery(MODAL_QUERY).query, true]]);
+        expect(await page.locator(".prompt-input").inputValue()).toBe(MODAL_QUERY);
+        await visibleText(page, ".suggestion-item.is-selected .vs-title", top!.title);
+        await visibleText(page, ".suggestion-item.is-selected mark.vs-hit", /sourdough|starter/i);
+        expect(await page.locator("mark.vs-hit").count()).toBeGreaterThanOrEqual(response.results.filter((r) => r.highlights.length).length);
+        await visibleText(page, ".suggestion-item.is-selected .vs-band", BAND_LABEL[top!.band]);
+        await visibleText(page, "button.vs-mode.is-active", "Hybrid");
+        await visibleText(page, ".prompt-instructions", "insert link");
+        for (const r of response.results) await visibleText(page, ".suggestion-item .vs-title", r.title || r.path);
+        await checkLayout(page, ".vs-title, .vs-snippet, .vs-band-high, .vs-band-medium",
+          ".vs-heading-path, .vs-meta, mark.vs-hit, button.vs-mode, .vs-band-low, .vs-band-none, .vs-search-help");
+        await page.locator(".suggestion-item").first().hover();
+        await page.locator(".prompt-input").press("Shift+Enter");
+        const seen = await record(page);
+        expect(seen.triggered).toContainEqual({ name: "hover-link", source: SEARCH_MODAL_SOURCE });
+        const heading = top!.heading.split(" > ").pop()!.trim();
+        expect(seen.inserted).toEqual([`[[${noteName(top!.path)}${heading ? `#${heading}` : ""}]]`]);
+        expect(await page.locator(".prompt").count(), "the window closes on choosing").toBe(0);
+      });
+    }, 60_000);
+
+    it(`search window (${theme}): no matches, error with its hint, building without vectors`, async () => {
+      const setup = (answers: PictureSetup["answers"], more: Partial<PictureSetup> = {}): PictureSetup =>
+        before("searchModal", answers, { query: MODAL_QUERY, ...more });
+      await withView(setup({ search: { result: { ...data.modal, results: [] } } }), theme, async (page) => {
+        await snap(page, `search-modal-empty-${theme}`);
+        await visibleText(page, ".suggestion-empty", "No matching notes.");
+        await checkLayout(page, ".suggestion-empty", ".vs-search-help");
+      });
+      await withView(setup({}, { startFailure: data.startFailure }), theme, async (page) => {
+        await snap(page, `search-modal-error-${theme}`);
+        await checkError(page);
+      });
+      await withView(setup({ search: { result: degraded(data.modal) } }), theme, async (page) => {
+        await snap(page, `search-modal-building-${theme}`);
+        await visibleText(page, ".vs-search-info", "The index is still being built; results may be incomplete.");
+        await visibleText(page, ".vs-search-info", /embedding model is unavailable/);
+        await checkLayout(page, ".vs-title, .vs-search-info", ".vs-meta");
+      });
+    }, 60_000);
+
+    it(`search pane (${theme}): result header, highlights, bands; click and Mod+Enter`, async () => {
+      const response = data.pane;
+      expect(response.results.length).toBeGreaterThan(1);
+      await withView(before("searchPane", { search: { result: response } }, { query: PANE_QUERY }), theme, async (page) => {
+        await snap(page, `search-pane-${theme}`);
+        await visibleText(page, ".view-header", "Sidecar search");
+        expect(await page.locator(".vs-search-input").inputValue()).toBe(PANE_QUERY);
+        await visibleText(page, ".vs-results-header", new RegExp(`^${response.results.length} results? · Hybrid · \\d+ ms`));
+        await visibleText(page, ".vs-search-row .vs-title", response.results[0]!.title);
+        await visibleText(page, "mark.vs-hit", /restic|backup|offsite/i);
+        await visibleText(page, ".vs-results-header .vs-band", BAND_LABEL[response.band]);
+        await checkLayout(page, ".vs-title, .vs-snippet, .vs-band-high, .vs-band-medium",
+          ".vs-heading-path, .vs-meta, mark.vs-hit, .vs-results-header, .vs-band-low, .vs-band-none, .vs-search-help");
+        const [first, second] = response.results as [SearchResponse["results"][number], SearchResponse["results"][number]];
+        await page.locator(".vs-search-row").first().click();
+        await page.locator(".vs-search-row").first().focus();
+        await page.keyboard.press("ArrowDown");
+        await page.keyboard.press(process.platform === "darwin" ? "Meta+Enter" : "Control+Enter");
+        await page.locator(".vs-search-row").first().hover();
+        const seen = await record(page);
+        expect(seen.opened).toEqual([openedAt(first.path, first.start_line), openedAt(second.path, second.start_line, "tab")]);
+        expect(seen.triggered).toContainEqual({ name: "hover-link", source: SEARCH_VIEW });
+      });
+    }, 60_000);
+
+    it(`search pane (${theme}): nothing typed, no matches, error with its hint, building without vectors`, async () => {
+      await withView(before("searchPane", {}), theme, async (page) => {
+        await snap(page, `search-pane-empty-${theme}`);
+        await visibleText(page, ".vs-message-empty", "Type to search.");
+        expect((await record(page)).calls).toEqual([]);
+        await checkLayout(page, ".vs-message-empty", ".vs-search-help");
+      });
+      await withView(before("searchPane", { search: { result: { ...data.pane, results: [] } } }, { query: PANE_QUERY }), theme, async (page) => {
+        await snap(page, `search-pane-none-${theme}`);
+        await visibleText(page, ".vs-message-empty", "No matching notes.");
+        await checkLayout(page, ".vs-message-empty, .vs-results-header", ".vs-search-help");
+      });
+      await withView(failed("searchPane", { query: PANE_QUERY }), theme, async (page) => {
+        await snap(page, `search-pane-error-${theme}`);
+        await checkError(page);
+        expect(await page.locator(".vs-pane-body").textContent()).not.toContain("Type to search.");
+      });
+      await withView(before("searchPane", { search: { result: degraded(data.pane) } }, { query: PANE_QUERY }), theme, async (page) => {
+        await snap(page, `search-pane-building-${theme}`);
+        await visibleText(page, ".vs-message-info", "The index is still being built; results may be incomplete.");
+        await visibleText(page, ".vs-message-info", /embedding model is unavailable/);
+        await checkLayout(page, ".vs-title, .vs-message-info", ".vs-meta");
+      });
+    }, 60_000);
+
+    it(`health view (${theme}): summary counts, open sections, items; Save report as note`, async () => {
+      const report = data.health;
+      expect(report.markdown).toMatch(/^# Vault health$/m);
+      const setup = before("health", { health: { result: report } }, { settings: { reportsFolder: "Reports/Health" } });
+      await withView(setup, theme, async (page) => {
+        await snap(page, `health-view-${theme}`);
+        const titles = new Map(report.sections.map((sec) => [sec.id, sec.title]));
+        for (const [key, value] of Object.entries(report.summary)) {
+          const label = escape(titles.get(key) ?? summaryLabel(key));
+          const chip = page.locator(".vs-chip").filter({ has: page.locator(".vs-chip-label", { hasText: new RegExp(`^${label}$`) }) });
+          expect(await chip.count(), `chip ${key}`).toBe(1);
+          expect(await chip.locator(".vs-chip-count").textContent()).toBe(String(value));
+          expect(await chip.isVisible()).toBe(true);
+        }
+        expect(report.summary.notes).toBeGreaterThan(0);
+        await visibleText(page, ".vs-chip", new RegExp(`^${report.summary.notes}Notes$`));
+        for (const section of report.sections) await visibleText(page, ".vs-health-section-title", section.title);
+        const open = report.sections.find((s) => s.severity === "error" && s.items.length > 0);
+        expect(open).toBeDefined();
+        const item = open!.items[0]!;
+        await visibleText(page, ".vs-health-item .vs-health-path", item.line !== null ? `${item.path}:${item.line}` : item.path);
+        await checkLayout(page, ".vs-chip-count, .vs-chip-label, .vs-health-section-title, .vs-health-message, .vs-health-path, .vs-count",
+          ".vs-health-fix, .vs-health-related-link, .vs-message");
+        await page.locator(".vs-health-item", { hasText: item.message }).first().click();
+        await page.locator(".vs-health-item", { hasText: item.message }).first().hover();
+        // The sidecar's own Markdown, saved into the report folder under the report's local time.
+        await page.getByRole("button", { name: "Save report as note" }).click();
+        await settle(page);
+        const seen = await record(page);
+        const name = `Reports/Health/${reportFileName(report.generated_at)}.md`;
+        expect(seen.opened).toEqual([openedAt(item.path, item.line), { path: name, pane: "tab", line: null }]);
+        expect(seen.created).toEqual({ [name]: report.markdown });
+        expect(seen.triggered).toContainEqual({ name: "hover-link", source: HEALTH_VIEW });
+      });
+    }, 60_000);
+
+    it(`health view (${theme}): checking, error with its hint`, async () => {
+      await withView(before("health", {}, { hold: true }), theme, async (page) => {
+        await snap(page, `health-view-checking-${theme}`);
+        await visibleText(page, ".vs-message-empty", "Checking the vault…");
+        expect(await page.getByRole("button", { name: "Save report as note" }).isDisabled()).toBe(true);
+        await checkLayout(page, ".vs-message-empty, button:not(.mod-cta)", ".vs-message-empty, button.mod-cta");
+      });
+      await withView(failed("health"), theme, async (page) => {
+        await snap(page, `health-view-error-${theme}`);
+        await checkError(page);
+        expect(await page.getByRole("button", { name: "Save report as note" }).isDisabled()).toBe(true);
+      });
+    }, 60_000);
+
     it(`agent edits (${theme}): newest first, what, note link, client, time, undo states`, async () => {
-      const { edits, refused, existing, now } = data;
+      const { edits, refused, refusedFailure, existing, now } = data;
       // create, append, replace, properties, move, delete, the plugin's undo; newest first.
       expect(edits.writes_enabled).toBe(true);
       expect(edits.edits.map((e) => e.op)).toEqual(["undo", "delete", "move", "update_properties", "replace_section", "append", "create"]);
       expect(data.events.map((e) => e.edit).sort((a, b) => a - b)).toEqual(edits.edits.map((e) => e.edit).sort((a, b) => a - b));
-      const page = await show("editsView", { response: edits, existing, refused, now }, theme);
-      try {
-        await snap(page, `edits-view-${theme}`);
+      const [refusedId, reason] = Object.entries(refused)[0]!;
+      expect(reason).toMatch(/changed since/);
+      const create = edits.edits.find((e) => e.op === "create")!;
+      const answers: PictureSetup["answers"] = {
+        "edits.list": { result: edits },
+        "edits.undo": [{ when: { edit: Number(refusedId) }, error: refusedFailure[Number(refusedId)]! },
+          { result: { edit: 999, summary: `undid edit ${create.edit}`, paths: create.paths } }],
+      };
+      await withView({ view: "edits", answers, files: existing }, theme, async (page) => {
         const rows = page.locator(".vs-edit-row");
+        // The user clicks Undo on the append whose note they changed: the sidecar refuses, the row says why.
+        await page.locator(`.vs-edit-row[data-edit="${refusedId}"] button.vs-edit-undo`).click();
+        await settle(page);
+        await snap(page, `edits-view-${theme}`);
         expect(await rows.count()).toBe(edits.edits.length);
         const exists = (p: string): boolean => existing.includes(p);
+        const today = new Date(now * 1000);
         for (const [i, edit] of edits.edits.entries()) {
           const row = rows.nth(i);
           expect(await row.getAttribute("data-edit")).toBe(String(edit.edit));
           expect(await row.locator(".vs-edit-op").textContent()).toBe(opLabel(edit.op));
           expect(await row.locator(".vs-edit-path").textContent()).toBe(noteName(mainPath(edit, exists)!));
           expect(await row.locator(".vs-edit-client").textContent()).toBe(edit.client);
-          expect(await row.locator(".vs-edit-time").textContent()).toBe(formatEditTime(edit.at, new Date(now * 1000)));
+          expect(await row.locator(".vs-edit-time").textContent()).toBe(formatEditTime(edit.at, today));
           expect(await row.locator(".vs-edit-summary").textContent()).toBe(edit.summary);
           expect(await row.isVisible()).toBe(true);
         }
@@ -438,8 +580,6 @@ describe("pictures of the plugin's views with real sidecar data", () => {
         const undoneRow = page.locator(`.vs-edit-row[data-edit="${undone.edit}"]`);
         expect(await undoneRow.locator("button.vs-edit-undo").isDisabled()).toBe(true);
         await visibleText(page, ".vs-edit-status", `Undone by edit ${undone.undone_by}.`);
-        const [refusedId, reason] = Object.entries(refused)[0]!;
-        expect(reason).toMatch(/changed since/);
         const refusedRow = page.locator(`.vs-edit-row[data-edit="${refusedId}"]`);
         expect(await refusedRow.locator("button.vs-edit-undo").isDisabled()).toBe(true);
         await visibleText(page, ".vs-edit-refused", `Cannot undo: ${reason}`);
@@ -448,9 +588,9 @@ describe("pictures of the plugin's views with real sidecar data", () => {
           ".vs-edit-refused, button.vs-edit-undo:not(:disabled)",
           ".vs-edit-path.is-gone");
         // Undo, the note link, and the keyboard (rows focusable, Enter opens, arrows move).
-        const create = edits.edits.find((e) => e.op === "create")!;
         const createRow = page.locator(`.vs-edit-row[data-edit="${create.edit}"]`);
         await createRow.locator("button.vs-edit-undo").click();
+        await settle(page);
         await createRow.locator("a.vs-edit-path").click();
         await rows.first().focus();
         await page.keyboard.press("ArrowDown");
@@ -458,36 +598,26 @@ describe("pictures of the plugin's views with real sidecar data", () => {
         const second = edits.edits[1]!;
         expect(await page.evaluate(() => document.activeElement?.getAttribute("data-edit"))).toBe(String(second.edit));
         await undoneRow.locator("button.vs-edit-undo").click({ force: true }); // disabled: no undo
-        expect(await page.evaluate(() => window.vsPictures.clicks)).toEqual([
-          `undo:${create.edit}`, `open:${mainPath(create, exists)}`, ...(mainPath(second, exists) && exists(mainPath(second, exists)!)
-            ? [`open:${mainPath(second, exists)}:key`] : []),
-        ]);
-      } finally {
-        await page.close();
-      }
+        const seen = await record(page);
+        expect(seen.calls.filter((c) => c.method === "edits.undo").map((c) => c.params.edit)).toEqual([Number(refusedId), create.edit]);
+        const secondPath = mainPath(second, exists);
+        expect(seen.opened).toEqual([openedAt(mainPath(create, exists)!, null),
+          ...(secondPath && exists(secondPath) ? [openedAt(secondPath, null)] : [])]);
+      });
     }, 60_000);
 
     it(`agent edits (${theme}): empty and error states`, async () => {
       expect(data.editsBefore.edits).toEqual([]);
-      let page = await show("editsView", { response: data.editsBefore, existing: [], now: data.now }, theme);
-      try {
+      await withView({ view: "edits", answers: { "edits.list": { result: data.editsBefore } }, files: data.existingBefore }, theme, async (page) => {
         await snap(page, `edits-view-empty-${theme}`);
         await visibleText(page, ".vs-message-empty", EDITS_EMPTY);
         await checkLayout(page, ".vs-message", ".vs-message");
-      } finally {
-        await page.close();
-      }
+      });
       expect(data.startError).toMatch(/sidecar/i);
-      expect(data.startHint).toMatch(/plugin settings/);
-      page = await show("editsView", { response: null, error: data.startError, hint: data.startHint, existing: [], now: data.now }, theme);
-      try {
+      await withView(failed("edits"), theme, async (page) => {
         await snap(page, `edits-view-error-${theme}`);
-        await visibleText(page, ".vs-message-error", data.startError.split("\n")[0]!);
-        await visibleText(page, ".vs-message-hint", data.startHint!);
-        await checkLayout(page, ".vs-message-error, .vs-message-hint", ".vs-message-error");
-      } finally {
-        await page.close();
-      }
+        await checkError(page);
+      });
     }, 60_000);
   }
 });

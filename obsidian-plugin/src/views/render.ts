@@ -157,10 +157,21 @@ export function renderError(container: HTMLElement, text: string, hint?: string 
 
 // ---- search ----------------------------------------------------------------------------------
 
-/** Where a search result leads: its section's line, linked by its heading. */
-export function searchTarget(r: SearchResult): NoteTarget {
-  const last = r.heading?.split(" > ").pop()?.trim();
-  return { path: r.path, line: r.start_line, ...(last ? { subpath: `#${last}` } : {}) };
+/**
+ * Where a search result or related note leads: its section's line, linked by its heading (the last one of
+ * the " > " path, which is what Obsidian links).
+ */
+export function sectionTarget(hit: Pick<SearchResult | RelatedNote, "path" | "start_line" | "heading">): NoteTarget {
+  const last = hit.heading?.split(" > ").pop()?.trim();
+  return { path: hit.path, line: hit.start_line, ...(last ? { subpath: `#${last}` } : {}) };
+}
+
+/** What a search response says about itself: its caveat (else that meaning was not used), a building index. */
+export function searchNotes(response: SearchResponse): string[] {
+  const lexicalOnly = !response.vectors_available && response.mode !== "lexical"
+    ? "Keyword results only: the embedding model is unavailable." : null;
+  const building = response.index_building ? "The index is still being built; results may be incomplete." : null;
+  return [response.caveat ?? lexicalOnly, building].filter((n): n is string => Boolean(n));
 }
 
 /** One search result: title, heading path, highlighted snippet, band. */
@@ -203,11 +214,7 @@ export function renderSearchResults(container: HTMLElement, response: SearchResp
     text: `${response.results.length} result${response.results.length === 1 ? "" : "s"} · ${MODE_LABELS[response.mode]} · ${Math.round(response.took_ms)} ms`,
   });
   if (response.results.length) renderBand(header, response.band);
-  if (response.caveat) renderMessage(container, response.caveat, "info");
-  else if (!response.vectors_available && response.mode !== "lexical") {
-    renderMessage(container, "Lexical results only: the embedding model is unavailable.", "info");
-  }
-  if (response.index_building) renderMessage(container, "The index is still being built; results may be incomplete.", "info");
+  for (const note of searchNotes(response)) renderMessage(container, note, "info");
   if (!response.results.length) {
     renderMessage(container, "No matching notes.");
     return;
@@ -215,18 +222,12 @@ export function renderSearchResults(container: HTMLElement, response: SearchResp
   const list = container.createDiv({ cls: "vs-result-list" });
   for (const r of response.results) {
     const row = renderSearchResult(list, r);
-    if (actions) wireRow(row, searchTarget(r), actions);
+    if (actions) wireRow(row, sectionTarget(r), actions);
   }
   if (actions) wireListKeys(list, actions, "Search results");
 }
 
 // ---- related ---------------------------------------------------------------------------------
-
-/** Where a related note leads: its matching section. */
-export function relatedTarget(note: RelatedNote): NoteTarget {
-  const last = note.heading?.split(" > ").pop()?.trim();
-  return { path: note.path, line: note.start_line, ...(last ? { subpath: `#${last}` } : {}) };
-}
 
 /** Reasons every row gives (when there are several rows) say nothing about any one row. */
 export function sharedReasons(notes: readonly RelatedNote[]): Set<string> {
@@ -299,7 +300,7 @@ export function renderRelated(container: HTMLElement, response: RelatedResponse 
   const list = container.createDiv({ cls: "vs-related-list" });
   for (const note of notes) {
     const row = renderRelatedRow(list, note, shared);
-    if (actions) wireRow(row, relatedTarget(note), actions);
+    if (actions) wireRow(row, sectionTarget(note), actions);
   }
   if (actions) wireListKeys(list, actions, "Related notes");
 }

@@ -12,7 +12,7 @@ import { isSearchable, parseQuery } from "../query-syntax";
 import { describeError } from "../client";
 import { wireRow } from "./list-nav";
 import { MODES, MODE_LABELS } from "./modes";
-import { errorHint, renderError, renderSearchResult, renderSyntaxHelp, searchTarget } from "./render";
+import { errorHint, renderError, renderSearchResult, renderSyntaxHelp, searchNotes, sectionTarget } from "./render";
 
 const TYPING_DELAY_MS = 120;
 
@@ -104,8 +104,7 @@ export class SearchModal extends SuggestModal<SearchResult> {
         typed: true, // the modal answers every keystroke: search-as-you-type
       });
       if (seq !== this.seq) return [];
-      const notes = [response.caveat, response.index_building ? "Index still building." : null, ...parsed.warnings];
-      this.infoEl.setText(notes.filter(Boolean).join(" · "));
+      this.infoEl.setText([...searchNotes(response), ...parsed.warnings].join(" · "));
       this.emptyStateText = "No matching notes.";
       return response.results;
     } catch (err) {
@@ -126,12 +125,12 @@ export class SearchModal extends SuggestModal<SearchResult> {
   override renderSuggestion(result: SearchResult, el: HTMLElement): void {
     renderSearchResult(el, result);
     // SuggestModal opens on click (with the event: Mod-click works); the rest is the lists' own.
-    wireRow(el, searchTarget(result), this.actions, { click: false });
+    wireRow(el, sectionTarget(result), this.actions, { click: false });
   }
 
   override onChooseSuggestion(result: SearchResult, evt: MouseEvent | KeyboardEvent): void {
     if (evt.shiftKey || evt.altKey) {
-      insertLink(this.app, result.path, searchTarget(result).subpath);
+      insertLink(this.app, result.path, sectionTarget(result).subpath);
       return;
     }
     void openNoteAt(this.app, result.path, result.start_line, paneFor(evt));

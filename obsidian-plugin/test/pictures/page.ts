@@ -1,48 +1,60 @@
-// Runs INSIDE headless Chromium (bundled by esbuild in pictures.test.ts): Obsidian's DOM helpers, then the
-// plugin's own render functions from src/views/render.ts inside the same chrome the views build in their
-// onOpen (header, search bar, buttons), fed with real sidecar responses. Clicks are recorded so the test
-// can check that the handlers are wired.
+// Runs INSIDE headless Chromium (bundled by esbuild in pictures.test.ts, with `obsidian` aliased to
+// test/obsidian-stub.ts as vitest does): the plugin's REAL view classes (RelatedView, SearchView,
+// SearchModal, HealthView, EditsView) opened on a fake Obsidian app (test/fake-app.ts) whose sidecar answers
+// with the real sidecar's responses. What the views did with the app (opened notes, inserted links, hover
+// and menu events, RPC calls) is recorded for the test.
 
-import type { EditsResponse, HealthResponse, RelatedResponse, SearchResponse } from "../../src/protocol.gen";
-import { MODES, MODE_LABELS } from "../../src/views/modes";
-import {
-  renderEdits, renderError, renderHealth, renderRelated, renderSearchResult, renderSearchResults, renderSyntaxHelp,
-} from "../../src/views/render";
-import { installDomHelpers } from "../obsidian-stub";
-import type { RowActions } from "../../src/views/list-nav";
+import type { ItemView } from "obsidian";
+
+import { SearchModal } from "../../src/views/search-modal";
+import { SearchView } from "../../src/views/search-view";
+import { RelatedView } from "../../src/views/related-view";
+import { HealthView } from "../../src/views/health-view";
+import { EditsView } from "../../src/views/edits-view";
+import type { SidecarSettings } from "../../src/settings";
+import { Menu, installDomHelpers } from "../obsidian-stub";
+import { FakeSidecar, fakeApp, fakeContext, type FakeAnswers, type FakeApp, type FakeFailure, type Opened } from "../fake-app";
+
+export type ViewKind = "related" | "searchPane" | "searchModal" | "health" | "edits";
+
+export interface PictureSetup {
+  view: ViewKind;
+  /** What the fake sidecar answers, per RPC method. */
+  answers: FakeAnswers;
+  /** The sidecar cannot start: client() fails with this (the real failed start's error). */
+  startFailure?: FakeFailure | null;
+  /** Calls never answer: the view's loading state. */
+  hold?: boolean;
+  /** Vault paths that exist. */
+  files: string[];
+  /** The note open in the editor (the related pane follows it). */
+  active?: { path: string; text: string; cursorLine?: number };
+  /** The search pane's or window's query, typed in. */
+  query?: string;
+  settings?: Partial<SidecarSettings>;
+}
+
+export interface Recorded {
+  opened: Opened[];
+  inserted: string[];
+  /** Workspace events the views triggered (hover-link, file-menu), with their source. */
+  triggered: { name: string; source: string }[];
+  calls: { method: string; params: Record<string, unknown> }[];
+  /** Notes the views created in the vault: path -> content. */
+  created: Record<string, string>;
+  /** Titles of the menu on screen, if one is. */
+  menu: string[];
+}
 
 export interface PictureApi {
-  relatedPane(data: { response: RelatedResponse | null; basename: string } & ErrorState): void;
-  searchModal(data: { response: SearchResponse; query: string }): void;
-  searchPane(data: { response: SearchResponse | null; query: string } & ErrorState): void;
-  healthView(data: { report: HealthResponse }): void;
-  editsView(data: EditsPictureData): void;
-  /** What the handlers saw: "open:<path>" and the like. */
-  clicks: string[];
+  open(setup: PictureSetup): Promise<void>;
+  /** Wait until the view's pending requests are answered and drawn. */
+  settle(): Promise<void>;
+  record(): Recorded;
   /** Lowest WCAG contrast ratio of visible text inside the stage, with the element that has it. */
   contrast(selectors: string): { ratio: number; text: string; selector: string }[];
   /** Elements inside the stage that stick out of it on the right (horizontal overflow). */
   overflowing(): string[];
-}
-
-/** A pane's error state: the error and its fix-it hint, as the views render them. */
-export interface ErrorState {
-  error?: string;
-  hint?: string | null;
-}
-
-export interface EditsPictureData {
-  /** null with `error`: the error state; null without: loading. */
-  response: EditsResponse | null;
-  error?: string;
-  hint?: string | null;
-  /** Vault paths that exist now (the others are shown as gone). */
-  existing: string[];
-  /** Refused undos: edit id -> the sidecar's message. */
-  refused?: Record<number, string>;
-  pending?: number[];
-  /** "Now", Unix seconds, so "Today" is stable. */
-  now: number;
 }
 
 declare global {
@@ -52,110 +64,67 @@ declare global {
 }
 
 installDomHelpers(window);
-const clicks: string[] = [];
-/** What the rows asked for, as the views' noteActions would do it. */
-const actions: RowActions = {
-  open: (t) => clicks.push(`open:${t.path}${t.line !== null ? `:${t.line}` : ""}`),
-  insertLink: (t) => clicks.push(`insert:${t.path}`),
-  menu: (t) => clicks.push(`menu:${t.path}`),
-  linkText: (t) => `[[${t.path}]]`,
-};
+
+let current: { fake: FakeApp; sidecar: FakeSidecar; modal: SearchModal | null } | null = null;
 
 function stage(): HTMLElement {
   document.body.empty();
   return document.body.createDiv({ attr: { id: "stage" } });
 }
 
-function leaf(kind: "mod-sidebar" | "mod-main", title: string): HTMLElement {
-  const el = stage().createDiv({ cls: ["workspace-leaf", kind] });
-  el.createDiv({ cls: "view-header", text: title });
-  return el.createDiv({ cls: "view-content" });
+/** A sidebar or main-area leaf holding the view, titled as Obsidian titles it. */
+function mount(view: ItemView, kind: "mod-sidebar" | "mod-main"): void {
+  const leaf = stage().createDiv({ cls: ["workspace-leaf", kind] });
+  leaf.appendChild(view.containerEl);
+  view.containerEl.querySelector(".view-header")?.setText(view.getDisplayText());
 }
 
-function relatedPane({ response, basename, error, hint }: { response: RelatedResponse | null; basename: string } & ErrorState): void {
-  // RelatedView.onOpen + refresh()
-  const content = leaf("mod-sidebar", "Related notes");
-  content.addClass("vs-pane");
-  content.createDiv({ cls: "vs-pane-header", text: basename });
-  const list = content.createDiv({ cls: "vs-pane-body" });
-  if (error) renderError(list, error, hint);
-  else renderRelated(list, response, actions, { showAlreadyLinked: true });
-}
+const VIEWS = { related: RelatedView, searchPane: SearchView, health: HealthView, edits: EditsView } as const;
 
-function searchModal({ response, query }: { response: SearchResponse; query: string }): void {
-  // SuggestModal's DOM (input, results, instructions) plus what SearchModal adds (modes, info, help).
-  const container = stage().createDiv({ cls: "modal-container" });
-  const modal = container.createDiv({ cls: ["modal", "prompt", "vs-search-modal"] });
-  const modes = modal.createDiv({ cls: "vs-modes" });
-  for (const mode of MODES) {
-    const chip = modes.createEl("button", { cls: "vs-mode", text: MODE_LABELS[mode], attr: { "aria-pressed": String(mode === response.mode) } });
-    if (mode === response.mode) chip.addClass("is-active");
+async function open(setup: PictureSetup): Promise<void> {
+  const fake = fakeApp(setup.files, setup.active);
+  const sidecar = new FakeSidecar(setup.answers);
+  sidecar.startFailure = setup.startFailure ?? null;
+  if (setup.startFailure) sidecar.snapshot = { phase: "failed", errorHint: String(setup.startFailure.data?.hint ?? "") || null };
+  if (setup.hold) sidecar.hold = new Promise(() => undefined);
+  const ctx = fakeContext(fake.app, sidecar, setup.settings);
+  current = { fake, sidecar, modal: null };
+  if (setup.view === "searchModal") {
+    const modal = new SearchModal(fake.app, ctx, setup.query ?? "");
+    current.modal = modal;
+    modal.open();
+    stage().appendChild(modal.containerEl);
+  } else {
+    const view = new VIEWS[setup.view]({ app: fake.app } as never, ctx);
+    mount(view, setup.view === "health" ? "mod-main" : "mod-sidebar");
+    const opened = view.onOpen();
+    if (!setup.hold) await opened;
+    if (setup.view === "searchPane" && setup.query !== undefined && !setup.hold) await (view as SearchView).search(setup.query);
   }
-  const input = modal.createDiv({ cls: "prompt-input-container" }).createEl("input", {
-    cls: "prompt-input", type: "text", attr: { placeholder: "Search notes by words and meaning…" },
-  });
-  input.value = query;
-  const results = modal.createDiv({ cls: "prompt-results" });
-  response.results.forEach((r, i) => {
-    const item = results.createDiv({ cls: ["suggestion-item", "mod-complex"] });
-    if (i === 0) item.addClass("is-selected");
-    renderSearchResult(item, r);
-    item.addEventListener("click", () => clicks.push(`open:${r.path}`));
-  });
-  const instructions = modal.createDiv({ cls: "prompt-instructions" });
-  for (const [command, purpose] of [["↵", "open"], ["mod ↵", "open in new tab"], ["shift ↵", "insert link"], ["tab", "switch mode"], ["esc", "close"]]) {
-    const el = instructions.createDiv({ cls: "prompt-instruction" });
-    el.createSpan({ cls: "prompt-instruction-command", text: command });
-    el.createSpan({ text: purpose ?? "" });
+  await settle();
+}
+
+/** The modal's latest suggestions drawn, and any refresh a click started answered. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    await (current?.modal as unknown as { settled?: Promise<void> } | null)?.settled;
+    await new Promise((r) => setTimeout(r, 0));
   }
-  modal.createDiv({ cls: "vs-search-info", text: [response.caveat, response.index_building ? "Index still building." : null].filter(Boolean).join(" · ") });
-  renderSyntaxHelp(modal);
 }
 
-function searchPane({ response, query, error, hint }: { response: SearchResponse | null; query: string } & ErrorState): void {
-  // SearchView.onOpen + run()
-  const content = leaf("mod-sidebar", "Sidecar search");
-  content.addClass("vs-pane", "vs-search-pane");
-  const bar = content.createDiv({ cls: "vs-search-bar" });
-  bar.createEl("input", { type: "search", cls: "vs-search-input", value: query, attr: { "aria-label": "Search query" } });
-  const select = bar.createEl("select", { cls: "dropdown vs-mode-select", attr: { "aria-label": "Search mode" } });
-  for (const mode of MODES) select.createEl("option", { text: MODE_LABELS[mode], value: mode });
-  select.value = response?.mode ?? "hybrid";
-  renderSyntaxHelp(content);
-  const results = content.createDiv({ cls: "vs-pane-body" });
-  if (error) renderError(results, error, hint);
-  else renderSearchResults(results, response, actions);
-}
-
-function healthView({ report }: { report: HealthResponse }): void {
-  // HealthView.onOpen + draw()
-  const content = leaf("mod-main", "Vault health");
-  content.addClass("vs-pane", "vs-health-pane");
-  const bar = content.createDiv({ cls: "vs-health-bar" });
-  bar.createEl("button", { text: "Refresh", cls: "mod-cta" });
-  bar.createEl("button", { text: "Save report as note" });
-  const body = content.createDiv({ cls: "vs-pane-body" });
-  renderHealth(body, report, actions);
-}
-
-function editsView(data: EditsPictureData): void {
-  // EditsView.onOpen + draw()
-  const content = leaf("mod-sidebar", "Agent edits");
-  content.addClass("vs-pane", "vs-edits-pane");
-  content.createDiv({ cls: "vs-edits-bar" }).createEl("button", { text: "Refresh" });
-  const body = content.createDiv({ cls: "vs-pane-body" });
-  if (data.error) {
-    renderError(body, data.error, data.hint);
-    return;
-  }
-  const existing = new Set(data.existing);
-  renderEdits(body, data.response, {
-    onOpen: (path, evt) => clicks.push(`open:${path}${evt instanceof KeyboardEvent ? ":key" : ""}`),
-    onUndo: (edit) => clicks.push(`undo:${edit.edit}`),
-    exists: (path) => existing.has(path),
-    state: (edit) => ({ pending: data.pending?.includes(edit.edit) ?? false, refused: data.refused?.[edit.edit] }),
-    now: new Date(data.now * 1000),
-  });
+function record(): Recorded {
+  if (!current) throw new Error("no view open");
+  const { fake, sidecar } = current;
+  return {
+    opened: [...fake.workspace.opened],
+    inserted: [...(fake.editor?.inserted ?? [])],
+    triggered: fake.workspace.triggered.map((t) => ({
+      name: t.name, source: String((t.data[0] as { source?: string } | undefined)?.source ?? t.data[2] ?? ""),
+    })),
+    calls: [...sidecar.calls],
+    created: Object.fromEntries(fake.vault.created),
+    menu: Menu.shown?.dom ? Menu.shown.items.map((i) => i.title) : [],
+  };
 }
 
 // ---- checks run in the page ------------------------------------------------------------------
@@ -232,4 +201,4 @@ function overflowing(): string[] {
   return out;
 }
 
-window.vsPictures = { relatedPane, searchModal, searchPane, healthView, editsView, clicks, contrast, overflowing };
+window.vsPictures = { open, settle, record, contrast, overflowing };
