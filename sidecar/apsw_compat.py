@@ -66,6 +66,6 @@ class Connection:
 
 
 def connect(path: str, uri: bool = False, check_same_thread: bool = False, isolation_level: None = None,
-            timeout: float = 5.0) -> Connection:
+            timeout: float = 5.0, factory: type[Connection] = Connection) -> Connection:
     del check_same_thread, isolation_level  # apsw connections are serialized and always autocommit
-    return Connection(path, uri, timeout)
+    return factory(path, uri, timeout)

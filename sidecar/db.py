@@ -9,9 +9,13 @@ Order of preference (first that works wins, and `backend` says which):
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
+import os
 import sqlite3
+import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -168,42 +172,129 @@ def _load_vec(conn: Any, driver: str) -> str | None:
 
 def connect(path: Path | str, *, prefer: str | None = None, vectors: bool = True,
             readonly: bool = False) -> tuple[sqlite3.Connection, Backend]:
-    """Open (and create) the index; `vectors=False` forces the no-extension fallback (tests, doctor)."""
+    """Open (and create) the index; `vectors=False` forces the no-extension fallback (tests, doctor).
+
+    The file is opened by one driver only: which one loads sqlite-vec is asked of an in-memory database
+    first, because opening and closing the file with the drivers that lose would corrupt it (_OpenFiles)."""
+    drivers = _driver_modules(prefer)
+    if vectors and len(drivers) > 1:
+        drivers = _vec_capable_first(drivers)
     last_error: Exception | None = None
-    chosen: tuple[Any, Backend] | None = None
-    for name, module in _driver_modules(prefer):
+    for name, module in drivers:
         try:
-            conn = _open(module, path, readonly)
+            conn = _open(name, module, path, readonly)
         except Exception as exc:
             last_error = exc
             continue
-        vec = _load_vec(conn, name) if vectors else None
-        backend = Backend(name, str(module.sqlite_version), vec)
-        if vec or not vectors:
-            chosen = (conn, backend)
-            break
-        if chosen is None:
-            chosen = (conn, backend)  # keep the first working driver as the fallback
-        else:
-            conn.close()
-    if chosen is None:
-        raise RuntimeError(f"cannot open the index at {path}: {last_error}")
-    conn, backend = chosen
-    if not readonly:
-        _apply_schema(conn)
-    return conn, backend
+        backend = Backend(name, str(module.sqlite_version), _load_vec(conn, name) if vectors else None)
+        try:
+            if not readonly:
+                _apply_schema(conn)
+        except Exception:
+            conn.close()  # a refused index leaves no connection behind
+            raise
+        return conn, backend
+    raise RuntimeError(f"cannot open the index at {path}: {last_error}")
 
 
-def _open(module: Any, path: Path | str, readonly: bool) -> Any:
+def _vec_capable_first(drivers: list[tuple[str, ModuleType]]) -> list[tuple[str, ModuleType]]:
+    capable = next((d for d in drivers if d[0] == _vec_driver), None) if _vec_driver else \
+        next((d for d in drivers if _loads_vec(*d)), None)
+    return drivers if capable is None else [capable, *(d for d in drivers if d is not capable)]
+
+
+def _loads_vec(name: str, module: ModuleType) -> bool:
+    try:
+        conn = module.connect(":memory:", check_same_thread=False)
+    except Exception:
+        return False
+    try:
+        return _load_vec(conn, name) is not None
+    finally:
+        conn.close()
+
+
+class _OpenFiles:
+    """Which SQLite library has each index file open in this process: one at a time, never two.
+
+    SQLite's POSIX locks belong to the process, and each library (sqlean, the standard library and apsw
+    bundle their own) works around that only for its own connections. When a second library closes its
+    descriptor, the kernel drops the first one's locks; finding no connection of its own, the closing
+    library then checkpoints and deletes the -wal and -shm files under the first one's open connections,
+    and later connections read pages that are not there ("database disk image is malformed"). See
+    https://www.sqlite.org/howtocorrupt.html section 2.2.1. Several connections of one library are safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[tuple[int, int], tuple[str, weakref.WeakSet[Any]]] = {}
+
+    def connect(self, name: str, module: ModuleType, path: Path | str, target: str, uri: bool) -> Any:
+        with self._lock:  # the check and the open are one step: another thread may open the same file
+            holder = self._holder(path)
+            if holder not in (None, name):
+                raise RuntimeError(f"{path} is already open in this process with {holder}: opening it with {name} "
+                                   "as well would corrupt it (SQLite's file locks are per process); use one driver")
+            conn = module.connect(target, uri=uri, check_same_thread=False, isolation_level=None,
+                                  timeout=BUSY_TIMEOUT_MS / 1000, factory=_referable(module))
+            key = _file_key(path)
+            if key is not None:
+                if holder is None:
+                    self._open[key] = (name, weakref.WeakSet())
+                self._open[key][1].add(conn)
+            return conn
+
+    def _holder(self, path: Path | str) -> str | None:
+        key = _file_key(path)
+        if key not in self._open:
+            return None
+        name, conns = self._open[key]
+        if any(_is_open(c) for c in conns):
+            return name
+        del self._open[key]  # every connection was closed or collected: any driver may open it now
+        return None
+
+
+def _file_key(path: Path | str) -> tuple[int, int] | None:
+    """The file itself (device, inode), whatever the spelling of its path; None: not a file (yet)."""
+    if str(path) == ":memory:":
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _is_open(conn: Any) -> bool:
+    try:
+        conn.in_transaction  # noqa: B018  (raises once the connection is closed)
+    except Exception:
+        return False
+    return True
+
+
+@functools.cache
+def _referable(module: ModuleType) -> type:
+    """The driver's own Connection class, subclassed: sqlite3's takes no weak references, a subclass does."""
+    return type("Connection", (module.Connection,), {})
+
+
+_open_files = _OpenFiles()
+
+
+def _open(name: str, module: ModuleType, path: Path | str, readonly: bool) -> Any:
     if not readonly and str(path) != ":memory:":
         private_file(Path(path))  # made 0600 before SQLite creates it 0644; the WAL and SHM copy its mode
     target = f"file:{path}?mode=ro" if readonly else str(path)
-    conn = module.connect(target, uri=readonly, check_same_thread=False, isolation_level=None,
-                          timeout=BUSY_TIMEOUT_MS / 1000)
-    conn.execute("PRAGMA foreign_keys=ON")
-    if not readonly:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across app crashes
+    conn = _open_files.connect(name, module, path, target, uri=readonly)
+    try:
+        conn.execute("PRAGMA foreign_keys=ON")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across app crashes
+    except Exception:
+        conn.close()
+        raise
     return conn
 
 

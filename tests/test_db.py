@@ -76,3 +76,45 @@ def test_a_second_sqlite_library_in_one_process_runs_without_the_extension(tmp_p
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False"]
+
+
+def test_an_index_file_is_open_in_one_sqlite_library_at_a_time(tmp_path: Path) -> None:
+    # Closing a second library's connection would drop this one's locks and delete its WAL and SHM.
+    path = tmp_path / "one.db"
+    first, backend = connect(path)
+    first.execute("CREATE TABLE t(x)")
+    first.execute("INSERT INTO t VALUES (1)")
+    other = "sqlite3" if backend.driver != "sqlite3" else "sqlean"
+    with pytest.raises(RuntimeError, match=f"already open in this process with {backend.driver}"):
+        connect(path, prefer=other)
+    same, again = connect(path)  # no preference: the library that holds the file
+    assert again.driver == backend.driver and same.execute("SELECT x FROM t").fetchall() == [(1,)]
+    assert {p.name for p in tmp_path.iterdir()} == {"one.db", "one.db-wal", "one.db-shm"}
+    first.close()
+    same.close()
+    later, after = connect(path, prefer=other)  # once closed, another library may open it
+    assert after.driver == other and later.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    later.close()
+
+
+def test_without_sqlite_vec_the_chain_opens_the_file_with_one_library(tmp_path: Path) -> None:
+    # Where no driver loads sqlite-vec, the chain used to open the file with each driver in turn and
+    # close the losers: that deleted the SHM under the winner, and the next connection failed.
+    script = (
+        "import sys\n"
+        "sys.modules['sqlite_vec'] = None  # a platform without a sqlite-vec wheel\n"
+        "from pathlib import Path\n"
+        "from sidecar.db import connect\n"
+        "path = Path(sys.argv[1])\n"
+        "connect(path)[0].close()\n"
+        "writer, backend = connect(path)\n"
+        "writer.execute('CREATE TABLE t(x)')\n"
+        "writer.executemany('INSERT INTO t VALUES (?)', [(i,) for i in range(100)])\n"
+        "reader = connect(path)[0]\n"
+        "print(backend.vec_version, sorted(p.name for p in path.parent.iterdir()),\n"
+        "      reader.execute('SELECT count(*) FROM t').fetchone()[0], reader.execute('PRAGMA integrity_check').fetchone()[0])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "i.db")], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["None", "['i.db',", "'i.db-shm',", "'i.db-wal']", "100", "ok"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
-import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 from sidecar.app import VaultIndex
 from sidecar.config import Settings
+from sidecar.db import SCHEMA_VERSION
 from sidecar.indexer import Progress
 from sidecar.redact import redact
 from tests import demo_facts
@@ -249,11 +252,24 @@ def test_the_vault_is_never_written(tmp_path: Path) -> None:
     assert before == after
 
 
+STOCK_SQLITE = """
+import json, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+print(json.dumps({"tables": [r[0] for r in db.execute("SELECT name FROM sqlite_master")],
+                  "user_version": db.execute("PRAGMA user_version").fetchone()[0]}))
+"""
+
+
 def test_sqlite_files_are_valid_databases(demo_index: VaultIndex) -> None:
-    db = sqlite3.connect(demo_index.settings.db_path)
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
-    assert {"notes", "chunks", "chunks_fts", "links", "tags", "findings", "skipped"} <= tables
-    assert re.match(r"\d+", str(db.execute("PRAGMA user_version").fetchone()[0]))
+    # A stock SQLite (the standard library's) reads the index from a process of its own: closed in this
+    # process, a second SQLite library would delete the WAL under demo_index's connections (db._OpenFiles).
+    out = subprocess.run([sys.executable, "-c", STOCK_SQLITE, str(demo_index.settings.db_path)],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    stock = json.loads(out.stdout)
+    assert {"notes", "chunks", "chunks_fts", "links", "tags", "findings", "skipped"} <= set(stock["tables"])
+    assert stock["user_version"] == SCHEMA_VERSION
+    assert {p.name for p in index_files(demo_index.settings.index_dir)} >= {"index.sqlite3-wal", "index.sqlite3-shm"}
 
 
 def test_a_full_rebuild_never_shows_a_half_empty_index(tmp_path: Path) -> None:
