@@ -146,7 +146,7 @@ export const SETTING_SPECS: Group[] = [
     items: [
       { kind: "toggle", key: "mcpEnabled", name: "Serve MCP over HTTP",
         desc: "Let local AI agents search this vault while Obsidian runs. Only this computer can connect, with a token." },
-      { kind: "number", key: "mcpPort", name: "MCP port", desc: "Local port of the MCP server.", min: 1024, max: 65535 },
+      { kind: "number", key: "mcpPort", name: "MCP port", desc: "Local port of the MCP server. When it is in use (another vault's sidecar has it), a free port is used instead and a notice says which; give each vault its own port to keep agent configurations stable.", min: 1024, max: 65535 },
       { kind: "toggle", key: "mcpAllowWrites", name: "Let agents edit notes",
         desc: "Agents may create, edit, move and delete notes (deleted notes go to .trash). Every edit is kept in a history; a notice offers Undo." },
       { kind: "action", name: "Copy client configuration",
