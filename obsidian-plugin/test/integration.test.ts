@@ -187,7 +187,7 @@ describe("the plugin against the real sidecar", () => {
     }
   }, 60_000);
 
-  it("sends progress and index_changed after a new note is written into the vault", async () => {
+  it("sends index_changed after a new note is written into the vault, and progress while it scans", async () => {
     const client = await rs.sidecar.client();
     const notesBefore = rs.sidecar.snapshot.status?.notes ?? 0;
     const progress: Progress[] = [];
@@ -209,8 +209,9 @@ describe("the plugin against the real sidecar", () => {
         "index_changed (forwarded by the plugin's Sidecar) for the new note");
       expect(event.notes).toBe(notesBefore + 1);
       expect(raw.some((e) => e.paths.includes(rel))).toBe(true);
-      expect(progress.length).toBeGreaterThan(0);
-      expect(progress.some((p) => p.phase === "done")).toBe(true);
+      // A note the watcher names is indexed on its own, too fast for progress; a scan reports it.
+      await client.call("reindex", {});
+      await eventually(() => (progress.some((p) => p.phase === "done") ? true : undefined), 60_000, "a scan's progress");
       for (const p of progress) expect(p.done).toBeLessThanOrEqual(Math.max(p.total, p.done));
       // The plugin refreshes its status after index changes.
       await until(rs.sidecar, (s) => s.status?.notes === notesBefore + 1, 30_000, "the refreshed status");
