@@ -94,9 +94,10 @@ describe("search rendering", () => {
     expect(row.querySelector(".vs-lines")?.textContent).toBe("lines 10–18");
   });
 
-  it("falls back to the path without headings and marks truncation", () => {
+  it("shows the path once without headings and marks truncation", () => {
     const row = renderSearchResult(root, result({ heading: "", heading_path: [], truncated: true, other_sections: [] }));
-    expect(row.querySelector(".vs-heading-path")?.textContent).toBe("Projects/Alpha.md");
+    expect(row.querySelector(".vs-heading-path")).toBeNull();
+    expect(row.querySelector(".vs-meta .vs-path")?.getAttribute("title")).toBe("Projects/Alpha.md");
     expect(row.querySelector(".vs-truncated")).not.toBeNull();
     expect(row.querySelector(".vs-more")).toBeNull();
   });
@@ -306,6 +307,9 @@ describe("readable rows", () => {
     expect(readableMarkdown("## Projects - [[Sourdough Bread]] — the long game - [[Miso Ramen|ramen]]"))
       .toBe("Projects - Sourdough Bread — the long game - ramen");
     expect(readableMarkdown("| Goal | Result | | --- | Yes, in March. |")).toBe("Goal · Result · Yes, in March.");
+    // Subpaths as Obsidian shows a link: a heading after " › ", a block id not at all.
+    expect(readableMarkdown("Lesson from [[Sourdough Bread#^dense-crumb]] and [[Bread#Crumb]], [[Bread#^x|see]]"))
+      .toBe("Lesson from Sourdough Bread and Bread › Crumb, see");
     expect(readableMarkdown("## Offsite: S3 ```ini [restic-offsite] C# and #tag stay")).toBe("Offsite: S3 [restic-offsite] C# and #tag stay");
     expect(readableMarkdown(" | a | ", false, false)).toBe(" · a · ");
   });

@@ -52,7 +52,8 @@ export function highlightSegments(snippet: string, highlights: readonly Highligh
 
 /**
  * Snippets and excerpts are the note's Markdown, flattened to one line. For reading, drop the syntax that
- * only gets in the way: `[[` `]]` around links and embeds (an alias replaces its target), [text](url) links,
+ * only gets in the way: `[[` `]]` around links and embeds (an alias replaces its target; "#Heading" reads " › Heading", a
+ * "#^block" id goes), [text](url) links,
  * **bold**, *italic*, ~~strike~~, ==highlight== and `code` marks, heading marks, code fences, quote and
  * callout marks, task boxes, ^block ids, %%comments%%, table rules and pipes (" · " between cells). `first`/`last`: the
  * piece starts/ends the whole text, so leading/trailing separators go too. Applied per segment, after
@@ -61,6 +62,8 @@ export function highlightSegments(snippet: string, highlights: readonly Highligh
 export function readableMarkdown(text: string, first = true, last = true): string {
   let out = text
     .replace(/%%.*?%%/g, " ")
+    .replace(/(?<=[^\s#[\]])#\^[\w-]+(?=\]\])/g, "")
+    .replace(/(?<=[^\s#[\]])#([^[\]|#^]+)(?=\]\])/g, " › $1")
     .replace(/!?\[\[[^\]|]*\|([^\]]*)\]\]/g, "$1")
     .replace(/!?\[\[|\]\]/g, "")
     .replace(/!?\[([^\]]*)\]\([^)\s]*\)/g, "$1")
@@ -183,7 +186,8 @@ export function renderSearchResult(container: HTMLElement, r: SearchResult): HTM
   // The heading path without the note's title in front (the row's title says it already).
   const sameAsTitle = r.heading_path.length > 0 && r.heading_path[0]?.trim().toLowerCase() === (r.title || "").trim().toLowerCase();
   const headingPath = (sameAsTitle ? r.heading_path.slice(1) : r.heading_path).join(" › ");
-  if (headingPath || !r.heading_path.length) row.createDiv({ cls: "vs-heading-path", text: headingPath || r.path });
+  // No heading: no line (the path is in the meta line below; showing it twice said nothing).
+  if (headingPath) row.createDiv({ cls: "vs-heading-path", text: headingPath });
   const snippet = row.createDiv({ cls: "vs-snippet" });
   renderHighlighted(snippet, r.snippet, r.highlights);
   if (r.truncated) snippet.createSpan({ cls: "vs-truncated", text: " …" });

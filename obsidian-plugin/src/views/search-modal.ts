@@ -41,7 +41,9 @@ export class SearchModal extends SuggestModal<SearchResult> {
     ]);
     this.modalEl.addClass("vs-search-modal");
     this.modesEl = this.modalEl.createDiv({ cls: "vs-modes", prepend: true });
+    // Above the results (caveat, no vectors, index building): below the instructions nobody reads them.
     this.infoEl = this.modalEl.createDiv({ cls: "vs-search-info" });
+    this.resultContainerEl.insertAdjacentElement("beforebegin", this.infoEl);
     renderSyntaxHelp(this.modalEl);
     this.drawModes();
     this.scope.register(["Mod"], "Enter", (evt) => {
