@@ -87,6 +87,7 @@ class Ranking:
     # 500 plugins has a section near almost any query, and the best of many sections is high by chance
     long_note_sections: int = 4  # notes up to this many sections are not damped at all
     column_weights: tuple[float, float, float, float] = (1.0, 1.0, 0.3, 1.0)  # body, heading, context (as the seeds), cjk
+    band_order: bool = False  # within the page, higher bands first (ties keep the ranking's order)
 
 
 def allowed_notes(conn: sqlite3.Connection, filters: Filters) -> set[int] | None:
@@ -382,6 +383,9 @@ class Searcher:
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
         evidence = query_evidence(counts, self.snap.chunk_count)
         results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available) for h in hits]
+        if self.ranking.band_order:
+            order = sorted(range(len(results)), key=lambda i: -BAND_ORDER[results[i]["band"]])
+            results, hits = [results[i] for i in order], [hits[i] for i in order]
         if max_tokens:
             _fit_budget(results, chunk_rows, hits, max_tokens, lexq.terms)
         band = overall_band(results)
