@@ -99,6 +99,16 @@ class VaultIndex:
 
         return build_health(self, sections)
 
+    def health_summary(self) -> dict[str, Any]:
+        from sidecar.health import health_summary  # noqa: PLC0415
+
+        return health_summary(self)
+
+    def health_page(self, section: str, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+        from sidecar.health import health_page  # noqa: PLC0415
+
+        return health_page(self, section, limit, cursor)
+
     def load_model(self) -> None:
         """The half of opening that `model_later` left out: the model, then the vector snapshot. Both
         under the writer's lock, so no note is indexed without its vector meanwhile, while searches

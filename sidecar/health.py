@@ -1,7 +1,7 @@
 """The vault-health report: what is broken, duplicated, disconnected or out of date, each with a fix.
 
 Everything comes from the index, plus one walk of the vault folder (for stale files and for
-links into files the index leaves out). Loading (SQL) lives in `_Context`; each finding is a
+links into files the index leaves out). Loading (SQL) lives in `Context`; each finding is a
 small function over plain rows, so the rules can be read and tested without a database.
 
 Nothing here reads a credential: `findings` rows hold a kind and a line, never the value, and
@@ -19,7 +19,7 @@ import time
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from itertools import chain
@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sidecar.embed import unit_rows
+from sidecar.errors import InvalidParams
 from sidecar.linkres import PathIndex
 from sidecar.related import RelatedWeights
 from sidecar.vectors import Matrix, VectorTable
@@ -106,6 +107,7 @@ class Item:
     related: list[dict[str, Any]] | None = None
     severity: Severity | None = None  # None: the section's severity
     data: dict[str, Any] = field(default_factory=dict)  # machine-readable details: link target, kind, tags...
+    key: Any = field(default=None, repr=False, compare=False)  # what its suggestions start from (note id, link...)
 
     def to_json(self, default: Severity, details: bool) -> dict[str, Any]:
         """The protocol's HealthItem; `details` adds the `data` fields (tests, `sidecar health --json`)."""
@@ -159,37 +161,28 @@ class DiskFiles:
 
 
 # ---- loading -------------------------------------------------------------------------------
-class _Context:
+class Context:
     """Lazily loaded index data: a report of one section loads only what that section needs."""
 
-    def __init__(self, index: VaultIndex, suggest_items: int = SUGGEST_ITEMS) -> None:
+    def __init__(self, index: VaultIndex, suggest_items: int = SUGGEST_ITEMS,
+                 loaded: dict[str, Any] | None = None) -> None:
+        """`loaded`: values of the cached properties below, already at hand (health_cache keeps them
+        between reports and advances them by the notes that changed)."""
         self.index = index
         self.suggest_items = suggest_items
         self.conn: sqlite3.Connection = index.reader()
         self.vault: Vault = index.indexer.vault
         self.embedder: Embedder | None = index.embedder
         self.extra_counts: dict[str, int] = {}
+        self.__dict__.update(loaded or {})  # where functools.cached_property looks first
 
     @cached_property
     def notes(self) -> dict[int, NoteRow]:
-        rows = self.conn.execute(
-            "SELECT id, path, title, aliases, headings, block_ids, warnings, size, mtime_ns, frontmatter != '{}'"
-            " FROM notes ORDER BY path")
-        notes = {}
-        for r in rows:
-            warnings = tuple(json.loads(r[6]))
-            has_frontmatter = bool(r[9]) or any(MALFORMED in w.lower() for w in warnings)
-            notes[int(r[0])] = NoteRow(int(r[0]), r[1], r[2], tuple(json.loads(r[3])),
-                                       tuple((int(h[0]), str(h[1]), int(h[2])) for h in json.loads(r[4])),
-                                       tuple(json.loads(r[5])), warnings, has_frontmatter, int(r[7]), int(r[8]))
-        return notes
+        return load_notes(self.conn)
 
     @cached_property
     def links(self) -> list[LinkRow]:
-        rows = self.conn.execute("SELECT source_id, target_raw, anchor, kind, line, target_path, target_id, ambiguous"
-                                 " FROM links ORDER BY source_id, line, id")
-        return [LinkRow(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5], None if r[6] is None else int(r[6]), bool(r[7]))
-                for r in rows]
+        return load_links(self.conn)
 
     @cached_property
     def edges(self) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
@@ -204,8 +197,7 @@ class _Context:
 
     @cached_property
     def body_chars(self) -> dict[int, int]:
-        rows = self.conn.execute("SELECT note_id, sum(length(trim(body))) FROM chunks GROUP BY note_id")
-        return {int(r[0]): int(r[1] or 0) for r in rows}
+        return load_body_chars(self.conn)
 
     @cached_property
     def vectors(self) -> NoteVectors:
@@ -215,6 +207,12 @@ class _Context:
     @cached_property
     def disk(self) -> DiskFiles:
         return scan_disk(self.vault)
+
+    @cached_property
+    def clusters(self) -> list[list[int]]:
+        """Groups of notes connected by links, largest first."""
+        out, _into = self.edges
+        return components(self.notes, ((a, b) for a, targets in out.items() for b in targets))
 
     @cached_property
     def unresolved(self) -> _Unresolved:
@@ -250,11 +248,37 @@ class _Context:
         return {"path": note.path, "title": note.title, "score": round(score, 4)}
 
     @cached_property
+    def tags(self) -> dict[int, tuple[tuple[str, str], ...]]:
+        """note id -> its (tag, tag_lower) pairs."""
+        return load_tags(self.conn)
+
+    @cached_property
     def note_tags(self) -> dict[int, set[str]]:
-        tags: dict[int, set[str]] = defaultdict(set)
-        for note_id, tag in self.conn.execute("SELECT note_id, tag_lower FROM tags"):
-            tags[int(note_id)].add(str(tag))
-        return tags
+        return {n: {low for _tag, low in pairs} for n, pairs in self.tags.items()}
+
+    @cached_property
+    def duplicate_pairs(self) -> tuple[Ints, Ints, npt.NDArray[np.float32]]:
+        """(note id, note id, cosine) of the note pairs close enough in meaning to be compared as text."""
+        nv = self.vectors
+        rows_a, rows_b, cosines = similar_pairs(nv.matrix, DUPLICATE_COSINE)
+        return nv.ids[rows_a], nv.ids[rows_b], cosines
+
+    @cached_property
+    def meaning_parts(self) -> list[Matrix]:
+        """The note vectors cut into the embedder's model parts, each part unit length (_close_in_meaning)."""
+        nv = self.vectors
+        parts = self.embedder.part_slices if self.embedder is not None else []
+        return [unit_rows(np.array(nv.matrix[:, sl])) for sl in parts] if len(parts) > 1 else [nv.matrix]
+
+    @cached_property
+    def name_matcher(self) -> tuple[dict[str, Guess], NameMatcher]:
+        """Every file name, title and alias (lower case) -> its note, and the matcher over them."""
+        by_name: dict[str, Guess] = {}
+        for note in self.notes.values():
+            for how, name in (("file name", _file_name(note.path)), ("title", note.title),
+                              *(("alias", a) for a in note.aliases)):
+                by_name.setdefault(name.lower(), Guess(note.id, 0.0, how, name))
+        return by_name, NameMatcher(by_name)
 
     @cached_property
     def tag_rows(self) -> dict[str, npt.NDArray[np.int64]]:
@@ -291,6 +315,49 @@ class _Context:
             for note_id, best in zip(block, best_rows_each(score, SUGGESTIONS), strict=True):
                 out[note_id] = [self.ref(int(nv.ids[j]), float(score_j)) for j, score_j in best]
         return out
+
+
+# ---- loading rows: all of them, or only those of some notes (health_cache) ---------------------------
+def only_notes(sql: str, column: str, note_ids: Iterable[int] | None, order: str = "") -> tuple[str, tuple[str, ...]]:
+    """The query, limited to the given notes' rows when there are any."""
+    if note_ids is None:
+        return f"{sql}{order}", ()
+    return f"{sql} WHERE {column} IN (SELECT value FROM json_each(?)){order}", (json.dumps(sorted(note_ids)),)
+
+
+def load_notes(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -> dict[int, NoteRow]:
+    """Notes by id, in path order."""
+    rows = conn.execute(*only_notes("SELECT id, path, title, aliases, headings, block_ids, warnings, size, mtime_ns,"
+                               " frontmatter != '{}' FROM notes", "id", note_ids, " ORDER BY path"))
+    notes = {}
+    for r in rows:
+        warnings = tuple(json.loads(r[6]))
+        has_frontmatter = bool(r[9]) or any(MALFORMED in w.lower() for w in warnings)
+        notes[int(r[0])] = NoteRow(int(r[0]), r[1], r[2], tuple(json.loads(r[3])),
+                                   tuple((int(h[0]), str(h[1]), int(h[2])) for h in json.loads(r[4])),
+                                   tuple(json.loads(r[5])), warnings, has_frontmatter, int(r[7]), int(r[8]))
+    return notes
+
+
+def load_links(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -> list[LinkRow]:
+    """Links of the notes (all notes: None), by source, line."""
+    rows = conn.execute(*only_notes("SELECT source_id, target_raw, anchor, kind, line, target_path, target_id, ambiguous"
+                               " FROM links", "source_id", note_ids, " ORDER BY source_id, line, id"))
+    return [LinkRow(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5], None if r[6] is None else int(r[6]), bool(r[7]))
+            for r in rows]
+
+
+def load_body_chars(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -> dict[int, int]:
+    rows = conn.execute(*only_notes("SELECT note_id, sum(length(trim(body))) FROM chunks", "note_id", note_ids,
+                               " GROUP BY note_id"))
+    return {int(r[0]): int(r[1] or 0) for r in rows}
+
+
+def load_tags(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -> dict[int, tuple[tuple[str, str], ...]]:
+    tags: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for note_id, tag, tag_lower in conn.execute(*only_notes("SELECT note_id, tag, tag_lower FROM tags", "note_id", note_ids)):
+        tags[int(note_id)].append((str(tag), str(tag_lower)))
+    return {n: tuple(t) for n, t in tags.items()}
 
 
 def block_rows(columns: int) -> int:
@@ -523,29 +590,41 @@ def _plural(n: int, word: str) -> str:
 
 
 # ---- sections: the link graph ------------------------------------------------------------------
-def _orphans(ctx: _Context) -> list[Item]:
+ORPHAN_FIX = "Link it from a related note, or link it to one"
+NO_INBOUND_FIX = "Link to it from a related note"
+DEAD_END_FIX = "Link it to related notes"
+
+
+def _orphans(ctx: Context) -> list[Item]:
     out, into = ctx.edges
     return _unlinked(ctx, [n for n in ctx.notes if not out.get(n) and not into.get(n)],
-                     "No link to or from any other note.", "Link it from a related note, or link it to one")
+                     "No link to or from any other note.", ORPHAN_FIX)
 
 
-def _no_inbound(ctx: _Context) -> list[Item]:
+def _no_inbound(ctx: Context) -> list[Item]:
     out, into = ctx.edges
     return _unlinked(ctx, [n for n in ctx.notes if not into.get(n) and out.get(n)],
-                     "No other note links here, so it is reachable only by search.", "Link to it from a related note")
+                     "No other note links here, so it is reachable only by search.", NO_INBOUND_FIX)
 
 
-def _dead_ends(ctx: _Context) -> list[Item]:
+def _dead_ends(ctx: Context) -> list[Item]:
     out, into = ctx.edges
     return _unlinked(ctx, [n for n in ctx.notes if not out.get(n) and into.get(n)],
-                     "Links to no other note: reading stops here.", "Link it to related notes")
+                     "Links to no other note: reading stops here.", DEAD_END_FIX)
 
 
-def _unlinked(ctx: _Context, ids: list[int], message: str, verb: str) -> list[Item]:
-    """One item a note, with notes it could link to (for the first `suggest_items`)."""
-    related = ctx.suggest_links(ids[:ctx.suggest_items])
-    return [Item(ctx.notes[n].path, message, _link_fix(related.get(n), verb), related=related.get(n, []))
-            for n in ids]
+def _unlinked(ctx: Context, ids: list[int], message: str, verb: str) -> list[Item]:
+    """One item a note; the notes it could link to come with _suggest_unlinked."""
+    return [Item(ctx.notes[n].path, message, _link_fix(None, verb), related=[], key=n) for n in ids]
+
+
+def _suggest_for(verb: str) -> Callable[[Context, list[Item]], list[Item]]:
+    def suggest(ctx: Context, items: list[Item]) -> list[Item]:
+        related = ctx.suggest_links([it.key for it in items])
+        return [replace(it, fix=_link_fix(related.get(it.key), verb), related=related.get(it.key, []))
+                for it in items]
+
+    return suggest
 
 
 def _link_fix(related: list[dict[str, Any]] | None, verb: str) -> str:
@@ -554,28 +633,37 @@ def _link_fix(related: list[dict[str, Any]] | None, verb: str) -> str:
     return f"{verb}: for example {_names([r['title'] for r in related])}."
 
 
-def _clusters(ctx: _Context) -> list[Item]:
-    out, _into = ctx.edges
-    groups = components(ctx.notes, ((a, b) for a, targets in out.items() for b in targets))
-    if not groups:
-        return []
-    main = set(groups[0])
-    in_main = np.fromiter((int(n) in main for n in ctx.vectors.ids), dtype=bool, count=len(ctx.vectors.ids))
+CLUSTER_FIX = "Link one of these notes from the main part of the vault, if they belong there"
+
+
+def _clusters(ctx: Context) -> list[Item]:
+    groups = ctx.clusters
     items = []
-    for shown, group in enumerate(g for g in groups[1:] if len(g) >= 2):
+    for group in (g for g in groups[1:] if len(g) >= 2):
         members = sorted(group, key=lambda n: (-len(ctx.edges[0].get(n, ())) - len(ctx.edges[1].get(n, ())),
                                                ctx.notes[n].path))
         titles = [ctx.notes[n].title for n in members]
-        hubs = _closest_in(ctx, group, in_main) if shown < ctx.suggest_items else []
-        fix = "Link one of these notes from the main part of the vault, if they belong there"
-        fix += f": for example from {_names([h['title'] for h in hubs])}." if hubs else "."
         items.append(Item(ctx.notes[members[0]].path,
-                          f"{len(group)} notes link only among themselves: {_names(titles)}.", fix, related=hubs,
-                          data={"members": [ctx.notes[n].path for n in members]}))
+                          f"{len(group)} notes link only among themselves: {_names(titles)}.", CLUSTER_FIX + ".",
+                          related=[], data={"members": [ctx.notes[n].path for n in members]}, key=group))
     return items
 
 
-def _closest_in(ctx: _Context, group: Sequence[int], in_pool: npt.NDArray[np.bool_]) -> list[dict[str, Any]]:
+def _suggest_hubs(ctx: Context, items: list[Item]) -> list[Item]:
+    """For each cut-off group, the notes of the main part closest to it in meaning."""
+    if not items:
+        return []
+    main = set(ctx.clusters[0])
+    in_main = np.fromiter((int(n) in main for n in ctx.vectors.ids), dtype=bool, count=len(ctx.vectors.ids))
+    out = []
+    for it in items:
+        hubs = _closest_in(ctx, it.key, in_main)
+        fix = CLUSTER_FIX + (f": for example from {_names([h['title'] for h in hubs])}." if hubs else ".")
+        out.append(replace(it, fix=fix, related=hubs))
+    return out
+
+
+def _closest_in(ctx: Context, group: Sequence[int], in_pool: npt.NDArray[np.bool_]) -> list[dict[str, Any]]:
     """Notes of the pool (a mask over vector rows) closest in meaning to the group as a whole."""
     nv = ctx.vectors
     rows = [nv.row_of[n] for n in group if n in nv.row_of]
@@ -595,7 +683,7 @@ class _Unresolved:
     excluded: list[tuple[LinkRow, str, str]] = field(default_factory=list)  # link, file, reason
 
 
-def classify_unresolved(ctx: _Context) -> _Unresolved:
+def classify_unresolved(ctx: Context) -> _Unresolved:
     result = _Unresolved()
     dangling = [ln for ln in ctx.links if ln.target_path is None]
     left_out = {**ctx.disk.excluded, **ctx.skipped} if dangling else {}
@@ -612,19 +700,29 @@ def classify_unresolved(ctx: _Context) -> _Unresolved:
     return result
 
 
-def _unresolved_links(ctx: _Context) -> list[Item]:
+def _unresolved_links(ctx: Context) -> list[Item]:
     broken = ctx.unresolved.broken
     ctx.extra_counts["unresolved_targets"] = len({_target_key(ln.raw) for ln in broken})
-    guesses = _did_you_mean(ctx, sorted({_target_key(ln.raw) for ln in broken[:ctx.suggest_items]}))
-    items = []
-    for link in broken:
+    return [_unresolved_item(ctx, link, []) for link in broken]
+
+
+def _unresolved_item(ctx: Context, link: LinkRow, guess: Sequence[Guess]) -> Item:
+    matches = [{"path": ctx.notes[g.note_id].path, "match": g.how, "matched": g.name} for g in guess]
+    return Item(ctx.notes[link.source_id].path, _unresolved_message(link, guess, ctx),
+                _unresolved_fix(link, guess, ctx), line=link.line,
+                related=[ctx.ref(g.note_id, g.score) for g in guess],
+                data={"target": link.raw, "kind": link.kind, "matches": matches}, key=link)
+
+
+def _suggest_targets(ctx: Context, items: list[Item]) -> list[Item]:
+    """Did you mean: close names and meanings for each broken link's target."""
+    guesses = _did_you_mean(ctx, sorted({_target_key(it.key.raw) for it in items}))
+    out = []
+    for it in items:
+        link = it.key
         guess = [g for g in guesses.get(_target_key(link.raw), []) if g.note_id != link.source_id][:SUGGESTIONS]
-        matches = [{"path": ctx.notes[g.note_id].path, "match": g.how, "matched": g.name} for g in guess]
-        items.append(Item(ctx.notes[link.source_id].path, _unresolved_message(link, guess, ctx),
-                          _unresolved_fix(link, guess, ctx), line=link.line,
-                          related=[ctx.ref(g.note_id, g.score) for g in guess],
-                          data={"target": link.raw, "kind": link.kind, "matches": matches}))
-    return items
+        out.append(_unresolved_item(ctx, link, guess))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -635,19 +733,19 @@ class Guess:
     name: str  # the name that matched (empty for meaning)
 
 
-def _unresolved_message(link: LinkRow, guess: Sequence[Guess], ctx: _Context) -> str:
+def _unresolved_message(link: LinkRow, guess: Sequence[Guess], ctx: Context) -> str:
     message = f'Link to "{link.raw}" points to no note'
     if not guess:
         return message + "."
     return message + "; did you mean " + ", ".join(_guess_label(g, ctx) for g in guess) + "?"
 
 
-def _guess_label(g: Guess, ctx: _Context) -> str:
+def _guess_label(g: Guess, ctx: Context) -> str:
     label = f'"{ctx.link_text(g.note_id)}"'
     return f'{label} (its {g.how} "{g.name}")' if g.how in ("alias", "title") else label
 
 
-def _unresolved_fix(link: LinkRow, guess: Sequence[Guess], ctx: _Context) -> str:
+def _unresolved_fix(link: LinkRow, guess: Sequence[Guess], ctx: Context) -> str:
     name = posixpath.basename(link.raw)
     if not guess:
         return f'Create a note named "{name}", or fix or remove the link.'
@@ -668,18 +766,13 @@ def _target_key(raw: str) -> str:
     return raw.strip().lower().removesuffix(".md")
 
 
-def _did_you_mean(ctx: _Context, targets: Sequence[str]) -> dict[str, list[Guess]]:
+def _did_you_mean(ctx: Context, targets: Sequence[str]) -> dict[str, list[Guess]]:
     """Close names (file names, titles, aliases) first, then notes close in meaning, per target.
 
     One more than shown, so that dropping the linking note itself still leaves enough."""
     if not targets:
         return {}
-    by_name: dict[str, Guess] = {}
-    for note in ctx.notes.values():
-        for how, name in (("file name", _file_name(note.path)), ("title", note.title),
-                          *(("alias", a) for a in note.aliases)):
-            by_name.setdefault(name.lower(), Guess(note.id, 0.0, how, name))
-    matcher = NameMatcher(by_name)
+    by_name, matcher = ctx.name_matcher
     meaning = _close_in_meaning(ctx, targets)
     out: dict[str, list[Guess]] = {}
     for target in targets:
@@ -739,7 +832,7 @@ def _trigrams(text: str) -> set[str]:
     return {padded[i:i + 3] for i in range(len(padded) - 2)}
 
 
-def _close_in_meaning(ctx: _Context, targets: Sequence[str]) -> dict[str, list[tuple[int, float]]]:
+def _close_in_meaning(ctx: Context, targets: Sequence[str]) -> dict[str, list[tuple[int, float]]]:
     nv = ctx.vectors
     if ctx.embedder is None or len(nv.ids) == 0 or ctx.embedder.dim != nv.matrix.shape[1]:
         return {}
@@ -747,7 +840,7 @@ def _close_in_meaning(ctx: _Context, targets: Sequence[str]) -> dict[str, list[t
     # The best part's cosine: a link's few words are often well known to one model of the pair only
     # ("Goals 2027" ~ "2025 Goals": 0.92 in the English part, 0.72 in the multilingual one).
     parts = ctx.embedder.part_slices
-    notes = [unit_rows(np.array(nv.matrix[:, sl])) for sl in parts] if len(parts) > 1 else [nv.matrix]
+    notes = ctx.meaning_parts
     out: dict[str, list[tuple[int, float]]] = {}
     for start in range(0, len(targets), BLOCK_ROWS):
         block = queries[start:start + BLOCK_ROWS]
@@ -759,14 +852,14 @@ def _close_in_meaning(ctx: _Context, targets: Sequence[str]) -> dict[str, list[t
     return out
 
 
-def _missing_attachments(ctx: _Context) -> list[Item]:
+def _missing_attachments(ctx: Context) -> list[Item]:
     return [Item(ctx.notes[ln.source_id].path, f'Embeds "{ln.raw}", which is not in the vault.',
                  "Add the file to the vault (or fix the file name in the link), or remove the embed.", line=ln.line,
                  data={"target": ln.raw, "kind": ln.kind})
             for ln in ctx.unresolved.attachments]
 
 
-def _excluded_links(ctx: _Context) -> list[Item]:
+def _excluded_links(ctx: Context) -> list[Item]:
     return [Item(ctx.notes[ln.source_id].path,
                  f'Links to "{target}", which the index leaves out ({reason}): search and related notes '
                  "do not follow this link.",
@@ -776,7 +869,7 @@ def _excluded_links(ctx: _Context) -> list[Item]:
             for ln, target, reason in ctx.unresolved.excluded]
 
 
-def _ambiguous_links(ctx: _Context) -> list[Item]:
+def _ambiguous_links(ctx: Context) -> list[Item]:
     links = [ln for ln in ctx.links if ln.ambiguous and ln.target_path is not None]
     if not links:
         return []
@@ -807,7 +900,7 @@ def _pick_reason(picked: str, others: Sequence[str], source: str) -> str:
     return "it comes first alphabetically"
 
 
-def _broken_anchors(ctx: _Context) -> list[Item]:
+def _broken_anchors(ctx: Context) -> list[Item]:
     items = []
     for link in ctx.links:
         target = ctx.notes.get(link.target_id) if link.target_id is not None and link.anchor else None
@@ -828,11 +921,13 @@ def _broken_anchors(ctx: _Context) -> list[Item]:
 
 
 # ---- sections: content ------------------------------------------------------------------------
-def _near_duplicates(ctx: _Context) -> list[Item]:
+def _near_duplicates(ctx: Context) -> list[Item]:
     nv = ctx.vectors
-    rows_a, rows_b, cosines = similar_pairs(nv.matrix, DUPLICATE_COSINE)
-    if len(rows_a) == 0:
+    ids_a, ids_b, cosines = ctx.duplicate_pairs
+    if len(ids_a) == 0:
         return []
+    rows_a = np.array([nv.row_of[int(n)] for n in ids_a], dtype=np.int64)
+    rows_b = np.array([nv.row_of[int(n)] for n in ids_b], dtype=np.int64)
     involved = np.unique(np.concatenate([rows_a, rows_b]))
     bodies = ctx.bodies(int(nv.ids[r]) for r in involved)
     texts = [bodies.get(int(nv.ids[r]), "") for r in involved]
@@ -850,13 +945,13 @@ def _near_duplicates(ctx: _Context) -> list[Item]:
     return sorted(items, key=lambda it: (it.path, it.data["other"]))
 
 
-def _empty_notes(ctx: _Context) -> list[Item]:
+def _empty_notes(ctx: Context) -> list[Item]:
     # Empty means nothing at all (the "Untitled" a click leaves behind); properties without text is a stub.
     return [Item(n.path, "The note is empty.", "Write something in it, or delete it.")
             for n in ctx.notes.values() if ctx.body_chars.get(n.id, 0) == 0 and not n.has_frontmatter]
 
 
-def _stub_notes(ctx: _Context) -> list[Item]:
+def _stub_notes(ctx: Context) -> list[Item]:
     items = []
     for note in ctx.notes.values():
         chars = ctx.body_chars.get(note.id, 0)
@@ -869,13 +964,13 @@ def _stub_notes(ctx: _Context) -> list[Item]:
     return items
 
 
-def _long_without_headings(ctx: _Context) -> list[Item]:
+def _long_without_headings(ctx: Context) -> list[Item]:
     return [Item(n.path, f"{ctx.body_chars.get(n.id, 0):,} characters and no heading.",
                  "Add headings: search returns sections, and one huge section is a poor answer.")
             for n in ctx.notes.values() if ctx.body_chars.get(n.id, 0) > LONG_CHARS and not n.headings]
 
 
-def _malformed_frontmatter(ctx: _Context) -> list[Item]:
+def _malformed_frontmatter(ctx: Context) -> list[Item]:
     return [Item(n.path, w[0].upper() + w[1:] + ("" if w.endswith(".") else "."),
                  "Fix the YAML between the --- lines; until then its properties, tags and aliases are ignored.",
                  line=_warning_line(w))
@@ -887,7 +982,7 @@ def _warning_line(warning: str) -> int:
     return int(found.group(1)) if found else 1
 
 
-def _secrets(ctx: _Context) -> list[Item]:
+def _secrets(ctx: Context) -> list[Item]:
     rows = ctx.conn.execute("SELECT note_id, kind, line FROM findings ORDER BY note_id, line")
     return [Item(ctx.notes[int(r[0])].path,
                  f"Contains a credential ({r[1]}). The index holds it redacted, but the file still has it.",
@@ -897,15 +992,16 @@ def _secrets(ctx: _Context) -> list[Item]:
 
 
 # ---- sections: tags ---------------------------------------------------------------------------
-def _tag_usage(ctx: _Context) -> dict[str, dict[str, set[int]]]:
+def _tag_usage(ctx: Context) -> dict[str, dict[str, set[int]]]:
     """tag_lower -> spelling -> note ids."""
     usage: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
-    for note_id, tag, tag_lower in ctx.conn.execute("SELECT note_id, tag, tag_lower FROM tags"):
-        usage[str(tag_lower)][str(tag)].add(int(note_id))
+    for note_id, pairs in ctx.tags.items():
+        for tag, tag_lower in pairs:
+            usage[tag_lower][tag].add(note_id)
     return usage
 
 
-def _tags_used_once(ctx: _Context) -> list[Item]:
+def _tags_used_once(ctx: Context) -> list[Item]:
     usage = _tag_usage(ctx)
     spread = {t: len(set().union(*sp.values())) for t, sp in usage.items()}
     # A once-used tag that is a spelling variant of a used one (#todos next to #todo) says which to use.
@@ -925,7 +1021,7 @@ def _tags_used_once(ctx: _Context) -> list[Item]:
     return items
 
 
-def _similar_tags(ctx: _Context) -> list[Item]:
+def _similar_tags(ctx: Context) -> list[Item]:
     by_key: dict[str, Counter[str]] = defaultdict(Counter)
     notes_of: dict[str, set[int]] = defaultdict(set)
     for spellings in _tag_usage(ctx).values():
@@ -949,7 +1045,7 @@ def _similar_tags(ctx: _Context) -> list[Item]:
 
 
 # ---- sections: index coverage ----------------------------------------------------------------------
-def _skipped(ctx: _Context) -> list[Item]:
+def _skipped(ctx: Context) -> list[Item]:
     return [Item(path, f"Not indexed: {reason}.", _skip_fix(reason), data={"reason": reason})
             for path, reason in ctx.skipped.items()]
 
@@ -962,14 +1058,8 @@ def _skip_fix(reason: str) -> str:
     return "Check the file opens as text in Obsidian, then index again."
 
 
-def _lexical_only(ctx: _Context) -> list[Item]:
-    have = VectorTable(ctx.conn, ctx.index.backend).ids()
-    missing: Counter[int] = Counter()
-    total: Counter[int] = Counter()
-    for chunk_id, note_id in ctx.conn.execute("SELECT id, note_id FROM chunks"):
-        total[int(note_id)] += 1
-        if int(chunk_id) not in have:
-            missing[int(note_id)] += 1
+def _lexical_only(ctx: Context) -> list[Item]:
+    missing, total = _vector_coverage(ctx)
     ctx.extra_counts["lexical_only"] = sum(missing.values())
     fix = ("Run `sidecar index` to embed them." if ctx.embedder is not None else
            "No embedding model is loaded: fix the model setting, then run `sidecar index`.")
@@ -978,7 +1068,27 @@ def _lexical_only(ctx: _Context) -> list[Item]:
             for n in sorted(missing, key=lambda n: ctx.notes[n].path) if n in ctx.notes]
 
 
-def _stale(ctx: _Context) -> list[Item]:
+def _vector_coverage(ctx: Context) -> tuple[Counter[int], Counter[int]]:
+    """(sections without a vector, sections) per note. With a model the snapshot knows both (no pass
+    over every chunk); without one it holds no vectors, and the table is asked."""
+    snap = ctx.index.snapshot()
+    if ctx.embedder is not None and snap.sections:
+        live = snap.vector_notes[snap.vector_notes >= 0]
+        with_vectors = np.bincount(live, minlength=max(snap.sections) + 1) if len(live) else np.zeros(0, np.int64)
+        total = Counter(snap.sections)
+        return Counter({n: k - int(with_vectors[n] if n < len(with_vectors) else 0) for n, k in total.items()
+                        if k > (with_vectors[n] if n < len(with_vectors) else 0)}), total
+    have = VectorTable(ctx.conn, ctx.index.backend).ids()
+    missing: Counter[int] = Counter()
+    total = Counter()
+    for chunk_id, note_id in ctx.conn.execute("SELECT id, note_id FROM chunks"):
+        total[int(note_id)] += 1
+        if int(chunk_id) not in have:
+            missing[int(note_id)] += 1
+    return missing, total
+
+
+def _stale(ctx: Context) -> list[Item]:
     on_disk = ctx.disk.notes
     indexed = {n.path: (n.size, n.mtime_ns) for n in ctx.notes.values()}
     fix = "Run `sidecar index` (or keep `sidecar serve` running, it follows changes)."
@@ -1003,11 +1113,12 @@ class SectionSpec:
     id: str
     title: str
     severity: Severity
-    build: Callable[[_Context], list[Item]]
+    build: Callable[[Context], list[Item]]
+    suggest: Callable[[Context, list[Item]], list[Item]] | None = None  # the items with their suggestions
 
 
 SECTIONS: tuple[SectionSpec, ...] = (
-    SectionSpec("unresolved_links", "Links to notes that do not exist", "error", _unresolved_links),
+    SectionSpec("unresolved_links", "Links to notes that do not exist", "error", _unresolved_links, _suggest_targets),
     SectionSpec("missing_attachments", "Embeds of missing attachments", "error", _missing_attachments),
     SectionSpec("broken_anchors", "Links to headings or blocks that do not exist", "error", _broken_anchors),
     SectionSpec("secrets", "Notes containing credentials", "error", _secrets),
@@ -1020,10 +1131,10 @@ SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("stale", "Notes changed since the last index", "warning", _stale),
     SectionSpec("skipped", "Files the index skipped", "warning", _skipped),
     SectionSpec("lexical_only", "Sections without vectors (keyword search only)", "warning", _lexical_only),
-    SectionSpec("orphans", "Orphans: no links in or out", "info", _orphans),
-    SectionSpec("no_inbound", "Notes nothing links to", "info", _no_inbound),
-    SectionSpec("dead_ends", "Dead ends: notes that link nowhere", "info", _dead_ends),
-    SectionSpec("clusters", "Groups of notes cut off from the rest", "info", _clusters),
+    SectionSpec("orphans", "Orphans: no links in or out", "info", _orphans, _suggest_for(ORPHAN_FIX)),
+    SectionSpec("no_inbound", "Notes nothing links to", "info", _no_inbound, _suggest_for(NO_INBOUND_FIX)),
+    SectionSpec("dead_ends", "Dead ends: notes that link nowhere", "info", _dead_ends, _suggest_for(DEAD_END_FIX)),
+    SectionSpec("clusters", "Groups of notes cut off from the rest", "info", _clusters, _suggest_hubs),
     SectionSpec("stub_notes", f"Stubs (under {STUB_CHARS} characters)", "info", _stub_notes),
     SectionSpec("long_without_headings", f"Long notes without headings (over {LONG_CHARS:,} characters)",
                 "info", _long_without_headings),
@@ -1034,6 +1145,53 @@ SUMMARY_KEYS = ("notes", "orphans", "no_inbound", "dead_ends", "unresolved_links
                 "ambiguous_links", "broken_anchors", "excluded_links", "near_duplicates", "secrets",
                 "missing_attachments", "empty_notes", "stub_notes", "long_without_headings", "malformed_frontmatter",
                 "tags_used_once", "similar_tags", "clusters", "skipped", "lexical_only", "stale")
+
+
+SECTION_BY_ID = {s.id: s for s in SECTIONS}
+PAGE_ITEMS = 50  # items a section page holds unless asked for fewer or more
+MAX_PAGE_ITEMS = 500
+
+
+@dataclass(frozen=True)
+class Findings:
+    """Every section's items, without suggestions, for one generation of the index (health_cache)."""
+
+    generation: str
+    sections: dict[str, list[Item]]
+    summary: dict[str, int]
+    loaded: dict[str, Any]  # the Context values they were found with: the next generation starts from them
+    took_ms: float
+
+
+def find_all(ctx: Context, generation: str, started: float) -> Findings:
+    """Every section's items (no suggestions: those cost a pass over every note per item)."""
+    sections = {spec.id: spec.build(ctx) for spec in SECTIONS}
+    summary = {"notes": len(ctx.notes), **{sid: len(items) for sid, items in sections.items()}, **ctx.extra_counts}
+    loaded = {k: v for k, v in vars(ctx).items() if k in LOADED}
+    return Findings(generation, sections, {key: summary[key] for key in SUMMARY_KEYS}, loaded,
+                    round((time.perf_counter() - started) * 1000, 1))
+
+
+LOADED = frozenset(("notes", "links", "edges", "body_chars", "vectors", "disk", "skipped", "tags",
+                    "duplicate_pairs", "name_matcher", "meaning_parts", "file_name_counts"))
+
+
+def _findings(index: VaultIndex) -> tuple[Findings, Context]:
+    """The current findings (advanced from the last report's by what changed since) and a context
+    over them for this thread, for suggestions."""
+    from sidecar.health_cache import current_findings  # noqa: PLC0415  (health_cache builds on this module)
+
+    found = current_findings(index)
+    return found, Context(index, loaded=found.loaded)
+
+
+def _with_suggestions(found: Findings, ctx: Context, spec: SectionSpec, items: list[Item]) -> list[Item]:
+    if spec.suggest is None or not items:
+        return items
+    items = spec.suggest(ctx, items)
+    # What suggesting loaded (the name matcher, the model parts) serves the next page of this generation.
+    found.loaded.update((k, v) for k, v in vars(ctx).items() if k in LOADED and k not in found.loaded)
+    return items
 
 
 def build_health(index: VaultIndex, sections: list[str] | None = None, details: bool = False,
@@ -1047,22 +1205,62 @@ def build_health(index: VaultIndex, sections: list[str] | None = None, details: 
     unknown = [s for s in wanted if s not in SECTION_IDS]
     if unknown:
         raise ValueError(f"unknown health section(s) {', '.join(unknown)}; known: {', '.join(SECTION_IDS)}")
-    ctx = _Context(index, suggest_items)
-    summary: dict[str, int] = {"notes": len(ctx.notes)}
+    found, ctx = _findings(index)
     out = []
     for spec in SECTIONS:
-        items = spec.build(ctx)
-        summary[spec.id] = len(items)
         if spec.id in wanted:
+            items = found.sections[spec.id]
+            items = _with_suggestions(found, ctx, spec, items[:suggest_items]) + items[suggest_items:]
             out.append({"id": spec.id, "title": spec.title, "severity": spec.severity, "count": len(items),
                         "items": [it.to_json(spec.severity, details) for it in items]})
-    summary.update(ctx.extra_counts)
+    return _report(found, started, out)
+
+
+def _report(found: Findings, started: float, sections: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "generated_at": round(time.time(), 3),
         "took_ms": round((time.perf_counter() - started) * 1000, 1),
-        "summary": {key: summary[key] for key in SUMMARY_KEYS},
+        "generation": found.generation,
+        "summary": found.summary,
         "rules": RULES,
-        "sections": out,
+        "sections": sections,
+    }
+
+
+def health_summary(index: VaultIndex) -> dict[str, Any]:
+    """Counts per section, no items (protocol HealthSummaryResponse): what the view shows first."""
+    started = time.perf_counter()
+    found, _ctx = _findings(index)
+    return _report(found, started, [{"id": s.id, "title": s.title, "severity": s.severity,
+                                     "count": len(found.sections[s.id])} for s in SECTIONS])
+
+
+def health_page(index: VaultIndex, section: str, limit: int = PAGE_ITEMS, cursor: str | None = None,
+                details: bool = False) -> dict[str, Any]:
+    """One page of one section's items, each with its suggestions (protocol HealthPageResponse).
+
+    The cursor names the section, not the generation: after an edit the next page comes from the
+    current items (the report stays live), so an item may shift by one across a page boundary."""
+    from sidecar import paging  # noqa: PLC0415  (paging raises protocol errors; the CLI report needs none)
+
+    spec = SECTION_BY_ID.get(section)
+    if spec is None:
+        raise InvalidParams(f"section: no section {section[:100]!r}; sections: {', '.join(SECTION_IDS)}",
+                            {"field": "section", "allowed": list(SECTION_IDS)})
+    if not 1 <= limit <= MAX_PAGE_ITEMS:
+        raise InvalidParams(f"limit: between 1 and {MAX_PAGE_ITEMS}", {"field": "limit"})
+    started = time.perf_counter()
+    where = paging.scope("health.page", section=section)
+    offset = paging.decode_cursor(cursor, where)
+    found, ctx = _findings(index)
+    every = found.sections[section]
+    items = _with_suggestions(found, ctx, spec, every[offset:offset + limit])
+    return {
+        "generation": found.generation,
+        "took_ms": round((time.perf_counter() - started) * 1000, 1),
+        "id": spec.id, "title": spec.title, "severity": spec.severity, "count": len(every), "offset": offset,
+        "items": [it.to_json(spec.severity, details) for it in items],
+        "next_cursor": paging.next_cursor(offset, len(items), len(every), where),
     }
 
 

@@ -8,13 +8,15 @@ introspection such as __required_keys__ is right.
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PROTOCOL_VERSION = "1.5.0"
+PROTOCOL_VERSION = "1.6.0"
 
 METHODS: tuple[str, ...] = (
     "status",
     "search",
     "related",
     "health",
+    "health.summary",
+    "health.page",
     "note.links",
     "reindex",
     "shutdown",
@@ -47,6 +49,8 @@ PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {
     "search": {'type': 'object', 'properties': {'query': {'type': 'string', 'minLength': 1, 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}, 'mode': {'type': 'string', 'enum': ['hybrid', 'lexical', 'semantic']}, 'filters': {'type': 'object', 'properties': {'folder': {'type': 'string', 'maxLength': 1024}, 'tag': {'type': 'string', 'maxLength': 1000}, 'fields': {'type': 'object', 'additionalProperties': {'type': 'string', 'maxLength': 1000}, 'maxProperties': 50, 'propertyNames': {'maxLength': 200}}, 'modified_since': {'type': 'number'}, 'exclude_path': {'type': 'string', 'maxLength': 1024}, 'exclude_terms': {'type': 'array', 'items': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'maxItems': 100}}, 'required': [], 'additionalProperties': False}, 'max_tokens': {'type': 'integer', 'minimum': 1}, 'explain': {'type': 'boolean'}, 'typed': {'type': 'boolean'}}, 'required': ['query'], 'additionalProperties': False},
     "related": {'type': 'object', 'properties': {'path': {'type': 'string', 'maxLength': 1024}, 'text': {'type': 'string'}, 'cursor_heading': {'type': 'string', 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}}, 'required': [], 'additionalProperties': False},
     "health": {'type': 'object', 'properties': {'sections': {'type': 'array', 'items': {'type': 'string', 'maxLength': 100}, 'maxItems': 50}, 'markdown': {'type': 'boolean'}}, 'required': [], 'additionalProperties': False},
+    "health.summary": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
+    "health.page": {'type': 'object', 'properties': {'section': {'type': 'string', 'maxLength': 100}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 500}, 'cursor': {'type': 'string', 'maxLength': 200}}, 'required': ['section'], 'additionalProperties': False},
     "note.links": {'type': 'object', 'properties': {'path': {'type': 'string', 'minLength': 1, 'maxLength': 1024}}, 'required': ['path'], 'additionalProperties': False},
     "reindex": {'type': 'object', 'properties': {'full': {'type': 'boolean'}}, 'required': [], 'additionalProperties': False},
     "shutdown": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
@@ -428,6 +432,49 @@ class HealthResponse(TypedDict):
     # The report as a Markdown note; only when asked for (`markdown: true`).
     markdown: NotRequired[str]
 
+    # The index generation the report describes; it changes with every write to the index.
+    generation: NotRequired[str]
+
+
+class HealthSectionCount(TypedDict):
+    id: str
+    title: str
+    severity: Severity
+    count: int
+
+
+class HealthSummaryResponse(TypedDict):
+    # Unix seconds.
+    generated_at: float
+    took_ms: float
+
+    # The index generation the report describes; it changes with every write to the index.
+    generation: str
+    summary: HealthSummary
+    rules: list[str]
+
+    # Every section, in report order, with its number of items (0 included).
+    sections: list[HealthSectionCount]
+
+
+class HealthPageResponse(TypedDict):
+    # The index generation the report describes; it changes with every write to the index.
+    generation: str
+    took_ms: float
+    id: str
+    title: str
+    severity: Severity
+
+    # All items of the section, not only this page's.
+    count: int
+
+    # Position of this page's first item in the section.
+    offset: int
+    items: list[HealthItem]
+
+    # Pass it as `cursor` for the next page; null on the last page.
+    next_cursor: str | None
+
 
 class Outlink(TypedDict):
     # The link target as written, e.g. `Setup#Install|see here`'s `Setup#Install`.
@@ -614,6 +661,23 @@ class HealthParams(TypedDict):
     # Also return the report as a note (`markdown`), the sidecar's one Markdown rendering: local time, paths
     # as code, no links or tags (saving it changes nothing in the next report).
     markdown: NotRequired[bool]
+
+
+class HealthSummaryParams(TypedDict):
+    """Params of `health.summary` (by name)."""
+
+
+class HealthPageParams(TypedDict):
+    """Params of `health.page` (by name)."""
+
+    # A section id (`health.summary` lists them).
+    section: str
+
+    # Items on the page.
+    limit: NotRequired[int]
+
+    # `next_cursor` of the previous page, unchanged; leave it out for the first page.
+    cursor: NotRequired[str]
 
 
 class NoteLinksParams(TypedDict):

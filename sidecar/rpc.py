@@ -93,6 +93,12 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
         # The one Markdown rendering of a report: the plugin saves this text, the CLI prints it.
         return {**report, "markdown": to_markdown(report)}
 
+    async def health_summary() -> Any:
+        return await service.gate.report(service.call_core, "health_summary")
+
+    async def health_page(section: str, limit: int = 50, cursor: str | None = None) -> Any:
+        return await service.gate.report(service.call_core, "health_page", section=section, limit=limit, cursor=cursor)
+
     async def note_links(path: str) -> Any:
         return await keywords("note_links", path=path)
 
@@ -113,7 +119,7 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
         return await asyncio.to_thread(service.undo, edit)
 
     plain: dict[str, Callable[..., Awaitable[Any]]] = {"status": status, "search": search, "related": related, "health": health,
-             "note.links": note_links, "reindex": reindex, "shutdown": shutdown, "mcp.config": mcp_config,
+             "health.summary": health_summary, "health.page": health_page, "note.links": note_links, "reindex": reindex, "shutdown": shutdown, "mcp.config": mcp_config,
              "edits.list": edits_list, "edits.undo": edits_undo}
     return {name: _wrap(name, fn) for name, fn in plain.items()}
 

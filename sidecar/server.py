@@ -40,7 +40,7 @@ from sidecar.watch import RECONCILE_SECONDS, reconcile_every, watch_vault
 
 log = logging.getLogger(__name__)
 
-CORE_METHODS = frozenset({"search", "related", "health", "note_links"})
+CORE_METHODS = frozenset({"search", "related", "health", "health_summary", "health_page", "note_links"})
 PROGRESS_INTERVAL = 0.25  # seconds between progress events: enough for a smooth status bar
 PARENT_POLL_SECONDS = 1.0
 EVENT_BURST = 500  # more paths in one batch (a sync client, a git checkout): one scan beats indexing each

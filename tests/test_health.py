@@ -48,7 +48,7 @@ def test_the_plain_report_keeps_the_protocol_contract(demo_index: VaultIndex) ->
 
 
 def test_report_shape(report: dict[str, Any]) -> None:
-    assert set(report) == {"generated_at", "took_ms", "summary", "rules", "sections"}
+    assert set(report) == {"generated_at", "took_ms", "generation", "summary", "rules", "sections"}
     assert isinstance(report["generated_at"], float) and report["took_ms"] >= 0
     assert set(report["summary"]) == set(health.SUMMARY_KEYS)
     assert [s["id"] for s in report["sections"]] == list(health.SECTION_IDS)

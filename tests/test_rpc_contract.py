@@ -58,6 +58,8 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
                 "filters": {"folder": "Home Lab", "exclude_terms": ["grafana"]}}),
     ("search", {"query": "nothing matches zzqqxx"}),
     ("related", {"path": "Cooking/Sourdough Bread.md"}),
+    ("health.summary", {}),
+    ("health.page", {"section": "orphans", "limit": 2}),
     ("related", {"text": "# Draft\n\nMy [[Home Lab]] needs a UPS.\n\n## Power\nbattery runtime", "cursor_heading": "Power"}),
     ("health", {}),
     ("health", {"markdown": True}),
@@ -109,3 +111,23 @@ def test_shutdown_answers_and_stops(tmp_path: Path) -> None:
     result = proc.call("shutdown")
     assert not list(Draft7Validator(protocol.result_schema("shutdown")).iter_errors(result))
     assert proc.proc.wait(timeout=20) == 0
+
+
+def test_cursor_round_trip_over_json_rpc(server: Sidecar) -> None:
+    summary = server.call("health.summary")
+    count = {s["id"]: s["count"] for s in summary["sections"]}["orphans"]
+    seen, cursor = [], None
+    while True:
+        page = server.call("health.page", section="orphans", limit=2, **({"cursor": cursor} if cursor else {}))
+        seen += [i["path"] for i in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == count == len(set(seen)) >= 3
+
+
+def test_bad_cursor_over_json_rpc_is_invalid_params(server: Sidecar) -> None:
+    error = server.rpc("health.page", section="orphans", cursor="garbage!")["error"]
+    assert error["code"] == -32602 and error["data"]["field"] == "cursor"
+    error = server.rpc("health.page", section="nope")["error"]
+    assert error["code"] == -32602 and error["data"]["field"] == "section"

@@ -1,0 +1,295 @@
+"""The health report kept between calls and advanced by what changed, so a live index's report
+costs what the change costs, not what the vault costs.
+
+Per index (one VaultIndex), the last report's findings and the data they came from are kept. The
+next call at a new generation diffs the notes table (id, path, hash, index time) against the last
+one and reloads only the changed notes' rows: notes, links, tags, text sizes, their note vectors
+and the near-duplicate candidates those vectors take part in. What is global but cheap (the link
+graph's degrees and groups, tag spellings, classification of unresolved links) is derived again
+from the kept rows. Suggestions are not part of the findings: a page computes them for its items.
+
+Measured at 16,894 notes in docs/benchmarks.md (health after one edit).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sidecar import health
+from sidecar.health import (
+    BLOCK_ROWS,
+    DUPLICATE_COSINE,
+    Context,
+    Findings,
+    LinkRow,
+    NoteVectors,
+    find_all,
+    load_body_chars,
+    load_links,
+    load_notes,
+    load_tags,
+    note_vectors,
+    scan_disk,
+)
+from sidecar.snapshot import Snapshot, current_generation
+
+if TYPE_CHECKING:
+    from sidecar.app import VaultIndex
+
+log = logging.getLogger(__name__)
+
+DISK_RESCAN_SECONDS = 30.0  # the vault walk (for stale files) is redone at most this often; changed notes at once
+FULL_RELOAD_SHARE = 0.2  # past this share of changed notes, reading everything again is as cheap
+Signature = str  # path, content hash, indexed at, size, mtime (NUL between)
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One generation's findings and what the next one is advanced from."""
+
+    findings: Findings
+    signatures: dict[int, Signature]
+    links_by_source: dict[int, list[LinkRow]]
+    resolution: dict[int, tuple[int | None, bool]]  # link id -> (target note, ambiguous)
+    snapshot: Snapshot
+    vector_rows: Ints  # live vector rows per note id (bincount over the snapshot)
+    disk_scanned_at: float
+
+
+class HealthCache:
+    def __init__(self) -> None:
+        self._kept: Kept | None = None
+        self._lock = threading.Lock()  # one report at a time advances the kept state; the others reuse it
+
+    def current(self, index: VaultIndex) -> Findings:
+        conn = index.reader()
+        with self._lock:
+            kept = self._kept
+            if kept is not None and kept.findings.generation == current_generation(conn):
+                return kept.findings
+            nested = conn.in_transaction
+            if not nested:
+                conn.execute("BEGIN")  # one state of the index for the snapshot and every row read
+            collecting = gc.isenabled()
+            gc.disable()  # the kept rows are ~10^5 objects: a full collection mid-way cost 100+ ms a report
+            try:
+                self._kept = _advance(index, kept)
+            finally:
+                if collecting:
+                    gc.enable()
+                if not nested:
+                    conn.execute("COMMIT")  # nothing was written: this only ends the read snapshot
+            return self._kept.findings
+
+
+_CACHES: weakref.WeakKeyDictionary[VaultIndex, HealthCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def current_findings(index: VaultIndex) -> Findings:
+    """The findings for the index's current generation: kept, advanced, or (first call) found from scratch."""
+    with _CACHES_LOCK:
+        cache = _CACHES.setdefault(index, HealthCache())
+    return cache.current(index)
+
+
+def _advance(index: VaultIndex, kept: Kept | None) -> Kept:
+    started = time.perf_counter()
+    snap = index.snapshot()  # inside the read transaction: the snapshot of exactly this generation
+    conn = index.reader()
+    # One string a note, joined by SQLite: building 17k tuples in Python cost 50 ms a call.
+    signatures: dict[int, str] = dict(conn.execute(
+        "SELECT id, path || char(0) || content_hash || char(0) || indexed_at || char(0) || size || char(0) || mtime_ns"
+        " FROM notes").fetchall())
+    changed = _changed(kept.signatures, signatures) if kept is not None else set()
+    if kept is None or len(changed) > FULL_RELOAD_SHARE * max(len(signatures), 1):
+        return _from_scratch(index, snap, signatures, started)
+    loaded, following = _advanced(index, kept, snap, signatures, changed)
+    found = find_all(Context(index, suggest_items=0, loaded=loaded), snap.generation, started)
+    log.debug("health: %d notes changed, findings in %.0f ms", len(changed), found.took_ms)
+    return Kept(found, signatures, *following)
+
+
+def _from_scratch(index: VaultIndex, snap: Snapshot, signatures: dict[int, Signature], started: float) -> Kept:
+    ctx = Context(index, suggest_items=0)
+    found = find_all(ctx, snap.generation, started)
+    links_by_source = _by_source(ctx.links)
+    resolution = _resolution(index)
+    return Kept(found, signatures, links_by_source, resolution, snap, _vector_rows(snap), time.monotonic())
+
+
+def _changed(before: dict[int, Signature], now: dict[int, Signature]) -> set[int]:
+    """Ids of the notes added, changed, renamed or gone."""
+    return {n for n in before.keys() | now.keys() if before.get(n) != now.get(n)}
+
+
+Following = tuple[dict[int, list[LinkRow]], dict[int, tuple[int | None, bool]], Snapshot, Ints, float]
+
+
+def _advanced(index: VaultIndex, kept: Kept, snap: Snapshot, signatures: dict[int, Signature],
+              changed: set[int]) -> tuple[dict[str, Any], Following]:
+    """The kept Context values with the changed notes' rows read again, and what the next
+    generation will be advanced from (Kept's fields after the findings and signatures)."""
+    conn = index.reader()
+    old = kept.findings.loaded
+    present = {n for n in changed if n in signatures}
+    structural = any(_path(kept.signatures.get(n)) != _path(signatures.get(n)) for n in changed)
+    notes = _replaced(old["notes"], changed, load_notes(conn, present))
+    if structural:  # paths came, went or moved: path order, and links elsewhere may resolve anew
+        notes = dict(sorted(notes.items(), key=lambda kv: kv[1].path))
+    resolution = _resolution(index) if structural else kept.resolution
+    relinked = _relinked(conn, kept.resolution, resolution) if structural else set()
+    reread = present | relinked
+    links_by_source = {s: v for s, v in kept.links_by_source.items() if s not in changed and s not in relinked}
+    links_by_source.update(_by_source(load_links(conn, reread)))
+    links = list(chain.from_iterable(links_by_source[s] for s in sorted(links_by_source)))
+    vector_rows = _vector_rows(snap)
+    loaded: dict[str, Any] = {
+        "notes": notes, "links": links,
+        "body_chars": _replaced(old["body_chars"], changed, load_body_chars(conn, present)),
+        "tags": _replaced(old["tags"], changed, load_tags(conn, present)),
+    }
+    if "vectors" in old:
+        moved = _vector_notes_changed(kept, snap, vector_rows, changed)
+        loaded["vectors"] = _followed_vectors(old["vectors"], snap, moved) if moved else old["vectors"]
+        if "duplicate_pairs" in old:
+            loaded["duplicate_pairs"] = _followed_pairs(old["duplicate_pairs"], loaded["vectors"], moved) \
+                if moved else old["duplicate_pairs"]
+        if not moved and "meaning_parts" in old:
+            loaded["meaning_parts"] = old["meaning_parts"]
+    if "name_matcher" in old and not structural and all(
+            _names(old["notes"].get(n)) == _names(notes.get(n)) for n in changed):
+        loaded["name_matcher"] = old["name_matcher"]  # no file name, title or alias changed
+    if not structural and "file_name_counts" in old:
+        loaded["file_name_counts"] = old["file_name_counts"]
+    loaded["disk"], scanned_at = _followed_disk(index, kept, old.get("disk"), changed, signatures)
+    return loaded, (links_by_source, resolution, snap, vector_rows, scanned_at)
+
+
+def _path(signature: Signature | None) -> str:
+    return "" if signature is None else signature.split("\0", 1)[0]
+
+
+def _replaced(old: dict[int, Any], changed: set[int], fresh: dict[int, Any]) -> dict[int, Any]:
+    """`old` without the changed notes' entries, then with their fresh ones (a changed note keeps its place)."""
+    out = {n: fresh.get(n, v) for n, v in old.items() if n not in changed or n in fresh}
+    out.update((n, v) for n, v in fresh.items() if n not in out)
+    return out
+
+
+def _names(note: health.NoteRow | None) -> tuple[str, str, tuple[str, ...]] | None:
+    return None if note is None else (note.path, note.title, note.aliases)
+
+
+def _by_source(links: Iterable[LinkRow]) -> dict[int, list[LinkRow]]:
+    out: dict[int, list[LinkRow]] = {}
+    for link in links:
+        out.setdefault(link.source_id, []).append(link)
+    return out
+
+
+def _resolution(index: VaultIndex) -> dict[int, tuple[int | None, bool]]:
+    return {int(r[0]): (None if r[1] is None else int(r[1]), bool(r[2])) for r in index.reader().execute(
+        "SELECT id, target_id, ambiguous FROM links")}
+
+
+def _relinked(conn: Any, before: dict[int, tuple[int | None, bool]],
+              now: dict[int, tuple[int | None, bool]]) -> set[int]:
+    """Sources of the links that resolve differently now (a note they name came, went or moved)."""
+    moved = [lid for lid, res in now.items() if before.get(lid, res) != res]
+    if not moved:
+        return set()
+    rows = conn.execute(*health.only_notes("SELECT DISTINCT source_id FROM links", "id", moved))
+    return {int(r[0]) for r in rows}
+
+
+# ---- vectors ---------------------------------------------------------------------------------
+def _vector_rows(snap: Snapshot) -> Ints:
+    live = snap.vector_notes[snap.vector_notes >= 0]
+    return np.bincount(live) if len(live) else np.zeros(0, np.int64)
+
+
+def _vector_notes_changed(kept: Kept, snap: Snapshot, rows: Ints, changed: set[int]) -> set[int]:
+    """Notes whose note vector may differ: the changed notes, notes that gained or lost section vectors
+    (embedded later), and notes whose sections became or stopped being template text (weights)."""
+    moved = set(changed)
+    size = max(len(rows), len(kept.vector_rows))
+    before, now = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    before[:len(kept.vector_rows)], now[:len(rows)] = kept.vector_rows, rows
+    moved.update(np.flatnonzero(before != now).tolist())
+    if snap.boilerplate is not kept.snapshot.boilerplate:
+        flipped = np.fromiter(snap.boilerplate.keys() ^ kept.snapshot.boilerplate.keys(), np.int64)
+        found = snap.rows_for(np.sort(flipped))
+        moved.update(snap.vector_notes[found[found >= 0]].tolist())
+    return moved
+
+
+def _followed_vectors(old: NoteVectors, snap: Snapshot, moved: set[int]) -> NoteVectors:
+    """The kept note vectors with the moved notes' rows computed again from the snapshot."""
+    touched = np.fromiter(moved, np.int64, len(moved))
+    rows = np.flatnonzero(np.isin(snap.vector_notes, touched))
+    weights = snap.row_weights[rows] if snap.boilerplate else None
+    fresh = note_vectors(snap.vector_notes[rows], snap.matrix[rows], weights)
+    keep = ~np.isin(old.ids, touched)
+    if not len(fresh.ids):
+        return NoteVectors(old.ids[keep], old.matrix[keep])
+    ids = np.concatenate([old.ids[keep], fresh.ids])
+    order = np.argsort(ids, kind="stable")
+    matrix = np.concatenate([old.matrix[keep], fresh.matrix.astype(old.matrix.dtype, copy=False)])[order]
+    return NoteVectors(ids[order], matrix)
+
+
+Pairs = tuple[Ints, Ints, npt.NDArray[np.float32]]
+
+
+def _followed_pairs(old: Pairs, nv: NoteVectors, moved: set[int]) -> Pairs:
+    """Near-duplicate candidates: the kept pairs not involving a moved note, plus the moved notes'
+    pairs against every note (one row block per moved note instead of the whole vault squared)."""
+    touched = np.fromiter(moved, np.int64, len(moved))
+    keep = ~(np.isin(old[0], touched) | np.isin(old[1], touched))
+    parts: list[Pairs] = [(old[0][keep], old[1][keep], old[2][keep])]
+    rows = np.array(sorted(nv.row_of[n] for n in moved if n in nv.row_of), dtype=np.int64)
+    for start in range(0, len(rows), BLOCK_ROWS):
+        block = rows[start:start + BLOCK_ROWS]
+        sims = nv.matrix[block] @ nv.matrix.T
+        i, j = np.divmod(np.flatnonzero(sims >= DUPLICATE_COSINE), sims.shape[1])
+        a, b = block[i], j
+        # Each pair once (lower row first), never a note with itself; a pair of two moved notes is
+        # found from both sides: kept from the lower one's row only.
+        once = (a != b) & ((a < b) | ~np.isin(b, rows))
+        a, b, cos = a[once], b[once], sims[i[once], j[once]]
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        parts.append((nv.ids[low], nv.ids[high], cos.astype(np.float32)))
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
+
+
+# ---- the vault folder -------------------------------------------------------------------------
+def _followed_disk(index: VaultIndex, kept: Kept, disk: health.DiskFiles | None, changed: set[int],
+                   signatures: dict[int, Signature]) -> tuple[health.DiskFiles, float]:
+    """The kept walk of the vault with the changed notes' files looked at again; walked anew when old."""
+    if disk is None or time.monotonic() - kept.disk_scanned_at > DISK_RESCAN_SECONDS:
+        return scan_disk(index.indexer.vault), time.monotonic()
+    notes = dict(disk.notes)
+    vault = index.indexer.vault
+    for path in {_path(sig) for n in changed for sig in (kept.signatures.get(n), signatures.get(n)) if sig}:
+        try:
+            st = os.stat(vault.disk_path(path))
+        except (FileNotFoundError, NotADirectoryError, ValueError):
+            notes.pop(path, None)
+            continue
+        notes[path] = (st.st_size, st.st_mtime_ns)
+    return health.DiskFiles(notes, disk.excluded), kept.disk_scanned_at

@@ -1,0 +1,114 @@
+"""The health report in pages: a cheap summary, one section a page at a time with a cursor, and
+findings advanced by the notes that changed (checked against a report found from scratch)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar import health
+from sidecar.app import VaultIndex
+from sidecar.errors import InvalidParams
+from sidecar.health_cache import current_findings
+from tests.conftest import open_index
+
+
+@pytest.fixture()
+def live(demo_copy: Path, tmp_path: Path) -> Iterator[VaultIndex]:
+    index = open_index(demo_copy, tmp_path / "index")
+    index.index()
+    yield index
+    index.close()
+
+
+def every_page(index: VaultIndex, section: str, limit: int) -> list[dict[str, Any]]:
+    items, cursor, pages = [], None, 0
+    while True:
+        page = index.health_page(section, limit, cursor)
+        items += page["items"]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            assert pages == -(-page["count"] // limit) or page["count"] == 0
+            return items
+
+
+def test_pages_add_up_to_the_full_report(live: VaultIndex) -> None:
+    report = health.build_health(live)
+    summary = live.health_summary()
+    assert summary["summary"] == report["summary"]
+    counts = {s["id"]: s["count"] for s in summary["sections"]}
+    assert list(counts) == list(health.SECTION_IDS)
+    for sec in report["sections"]:
+        assert counts[sec["id"]] == sec["count"]
+        if sec["count"]:  # the demo's sections are under SUGGEST_ITEMS: the full report suggests for all
+            assert every_page(live, sec["id"], 2) == sec["items"], sec["id"]
+    assert sum(counts.values()) > 20  # the demo has something to report
+
+
+def test_a_page_gives_its_items_suggestions_wherever_it_starts(live: VaultIndex) -> None:
+    first = live.health_page("orphans", 1)
+    second = live.health_page("orphans", 1, first["next_cursor"])
+    assert second["offset"] == 1 and second["count"] == first["count"] >= 2
+    assert second["items"][0]["related"]  # not only the report's first items get suggestions
+
+
+def test_bad_cursors_are_refused(live: VaultIndex) -> None:
+    page = live.health_page("orphans", 1)
+    for cursor in ("not a cursor", "eyJvIjotMSwicyI6IngifQ", "x" * 201):
+        with pytest.raises(InvalidParams, match="cursor"):
+            live.health_page("orphans", 1, cursor)
+    with pytest.raises(InvalidParams, match="different question"):
+        live.health_page("dead_ends", 1, page["next_cursor"])  # a cursor belongs to its section
+    with pytest.raises(InvalidParams, match="section"):
+        live.health_page("no_such_section", 1)
+    with pytest.raises(InvalidParams, match="limit"):
+        live.health_page("orphans", 0)
+
+
+def test_a_page_after_an_edit_reflects_it(live: VaultIndex, demo_copy: Path) -> None:
+    before = live.health_page("unresolved_links", 500)
+    (demo_copy / "Inbox").mkdir(exist_ok=True)
+    (demo_copy / "Inbox" / "Fresh idea.md").write_text("# Fresh idea\n\nSee [[Nowhere Fresh Target]].\n")
+    live.index_paths(["Inbox/Fresh idea.md"])
+    after = live.health_page("unresolved_links", 500)
+    assert after["generation"] != before["generation"]
+    assert after["count"] == before["count"] + 1
+    assert next(i for i in after["items"] if "Nowhere Fresh Target" in i["message"])["path"] == "Inbox/Fresh idea.md"
+    assert live.health_summary()["summary"]["unresolved_links"] == after["count"]
+
+
+def scratch(index: VaultIndex) -> health.Findings:
+    return health.find_all(health.Context(index, suggest_items=0), "scratch", time.perf_counter())
+
+
+def same_findings(index: VaultIndex) -> None:
+    kept, fresh = current_findings(index), scratch(index)
+    assert kept.summary == fresh.summary
+    for sid, items in fresh.sections.items():
+        assert [it.to_json("info", True) for it in kept.sections[sid]] == \
+            [it.to_json("info", True) for it in items], sid
+
+
+def test_advanced_findings_equal_findings_from_scratch(live: VaultIndex, demo_copy: Path) -> None:
+    same_findings(live)  # the first report: from scratch, kept
+    notes = sorted(str(p.relative_to(demo_copy)) for p in demo_copy.rglob("*.md") if ".obsidian" not in p.parts)
+    edited, gone, moved = notes[3], notes[5], notes[8]
+    steps: list[tuple[str, Callable[[], object], list[str]]] = [
+        ("modify", lambda: (demo_copy / edited).write_text(
+            (demo_copy / edited).read_text() + "\n\n## New part\n\n[[Missing one]] #onlyhere\n"), [edited]),
+        ("create", lambda: (demo_copy / "New note.md").write_text(
+            f"# New note\n\nLinks to [[{Path(gone).stem}]] and [[Missing one]].\n"), ["New note.md"]),
+        ("delete", (demo_copy / gone).unlink, [gone]),
+        ("rename", lambda: (demo_copy / moved).rename(demo_copy / "Moved here.md"), [moved, "Moved here.md"]),
+    ]
+    for kind, change, paths in steps:
+        before = current_findings(live).generation
+        change()  # the kept walk of the folder is not redone for this: indexed at once, nothing is stale
+        live.index_paths(paths)
+        assert current_findings(live).generation != before, kind
+        same_findings(live)
