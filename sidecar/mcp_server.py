@@ -10,7 +10,8 @@ The HTTP endpoint is stateless (a fresh transport per POST, no Mcp-Session-Id) a
 plain JSON instead of SSE: every tool is a read-only request/response call that never sends
 the client requests or notifications, so sessions would only add state to expire, a GET
 stream to keep open and a failure mode ("session not found" after an idle timeout or a
-restart of the sidecar) without giving a client anything.
+restart of the sidecar) without giving a client anything. Resource subscriptions need a
+session to notify on, so only stdio serves them and announces `subscribe` (mcp_subscribe.py).
 
 The core is synchronous (SQLite, numpy), so every tool runs it on a worker thread. Tools
 return a `CallToolResult` whose structured content is validated against a pydantic model;
@@ -29,11 +30,12 @@ import re
 import socket
 import urllib.parse
 from collections.abc import Callable, Generator, Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.resources.templates import ResourceSecurityError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
@@ -81,6 +83,9 @@ from sidecar.notes_api import heading_paths
 from sidecar.overview import vault_overview
 from sidecar.ports import bind_loopback
 from sidecar.redact import redact
+
+if TYPE_CHECKING:
+    from sidecar.mcp_subscribe import NoteSubscriptions
 
 log = logging.getLogger(__name__)
 
@@ -608,6 +613,19 @@ class VaultMCP(MCPServer[Any]):
         return await self.notes.list_page(params.cursor if params else None)
 
     notes: NoteResources | None = None
+    subscriptions: NoteSubscriptions | None = None  # stdio only (build_mcp)
+
+    def note_path_of(self, uri: str) -> str | None:
+        """The note path a `vault:///` URI names, decoded as resources/read decodes it (the SDK's template)."""
+        for template in self._resource_manager.list_templates():
+            try:
+                params = template.matches(uri)
+            except ResourceSecurityError:
+                return None
+            if params is not None:
+                path = params.get("path")
+                return path if isinstance(path, str) else None
+        return None
 
     def slim_tool(self, name: str) -> None:
         tool = self._tool_manager.get_tool(name)  # the SDK has no public way to publish a schema of our own
@@ -619,8 +637,8 @@ class VaultMCP(MCPServer[Any]):
 
 class NoteResources:
     """Notes as MCP resources (`vault:///Projects/Alpha.md`): listable with a cursor, read whole and
-    redacted. No subscriptions: the HTTP endpoint is stateless, so there is no stream to notify on;
-    a client rereads (the index is live, the text is read from disk each time)."""
+    redacted (the text is read from disk each time). Subscriptions only over stdio (mcp_subscribe.py):
+    the HTTP endpoint is stateless, so there is no stream to notify on and a client rereads."""
 
     PAGE = 100
 
@@ -643,14 +661,18 @@ class NoteResources:
         return await self.tools.gate.answer(work)
 
     async def read(self, path: str) -> str:
-        def work() -> str:
-            self.tools.require_index()
-            return clean(str(self.tools.core.read_note(self.tools.resolve(path, None))["text"]))
-
         try:
-            return await self.tools.gate.answer(work)
+            return await self.tools.gate.answer(lambda: self.text_of(self.note_path(path)))
         except SidecarError as exc:
             raise ResourceNotFoundError(exc.message) from None
+
+    def note_path(self, path: str) -> str:
+        """The indexed note a URI's path names (a title works too), else NotFound or IndexNotReady."""
+        self.tools.require_index()
+        return self.tools.resolve(path, None)
+
+    def text_of(self, path: str) -> str:
+        return clean(str(self.tools.core.read_note(path)["text"]))
 
 
 MARKDOWN = "text/markdown"
@@ -722,7 +744,9 @@ def bounds(rule: Mapping[str, Any]) -> dict[str, object]:
     return {ours: rule[theirs] for theirs, ours in named.items() if theirs in rule}
 
 
-def build_mcp(core: VaultIndex, gate: ReadGate | None = None) -> MCPServer[Any]:
+def build_mcp(core: VaultIndex, gate: ReadGate | None = None, subscriptions: bool = False) -> VaultMCP:
+    """`subscriptions`: serve resources/subscribe (a transport with a session: stdio); `server.subscriptions.run()`
+    must then run beside the server."""
     from sidecar.mcp_writes import WRITE_INSTRUCTIONS  # noqa: PLC0415  (mcp_writes imports this module)
 
     instructions = INSTRUCTIONS + (WRITE_INSTRUCTIONS if core.writes is not None else "")
@@ -731,6 +755,10 @@ def build_mcp(core: VaultIndex, gate: ReadGate | None = None) -> MCPServer[Any]:
     tools = VaultTools(core, gate)
     server.notes = NoteResources(tools)
     server.resource(NOTE_URI, name="note", title="A note of the vault", mime_type=MARKDOWN)(server.notes.read)
+    if subscriptions:
+        from sidecar.mcp_subscribe import add_subscriptions  # noqa: PLC0415  (mcp_subscribe imports this module)
+
+        server.subscriptions = add_subscriptions(server, server.notes)
     add_prompts(server)
     if core.writes is not None:
         from sidecar.mcp_writes import add_write_tools  # noqa: PLC0415  (off by default)
@@ -872,8 +900,16 @@ async def serve_mcp_http(core: VaultIndex, token: str, port: int, ready: asyncio
 
 # ---- stdio ----------------------------------------------------------------------------------
 async def run_stdio_async(core: VaultIndex) -> None:
-    """MCP over this process's stdin/stdout; the SDK points fd 1 at stderr while serving."""
-    await build_mcp(core).run_stdio_async()
+    """MCP over this process's stdin/stdout; the SDK points fd 1 at stderr while serving. One client,
+    one session for the process's life: resource subscriptions are served here."""
+    server = build_mcp(core, subscriptions=True)
+    assert server.subscriptions is not None
+    poll = asyncio.create_task(server.subscriptions.run())
+    try:
+        await server.run_stdio_async()
+    finally:
+        poll.cancel()
+        await asyncio.gather(poll, return_exceptions=True)
 
 
 def run_stdio(core: VaultIndex) -> None:

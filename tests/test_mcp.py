@@ -665,6 +665,16 @@ def inspector_missing(npx: str | None) -> str | None:
     return f"{INSPECTOR} could not be run or installed: {probe.stderr.strip()[-300:]}"
 
 
+def inspector_npx() -> str:
+    """npx, where the Inspector runs; else the test is skipped."""
+    npx = shutil.which("npx")
+    reason = inspector_missing(npx)
+    if reason is not None:
+        pytest.skip(reason)
+    assert npx is not None
+    return npx
+
+
 async def inspector(npx: str, url: str, *args: str) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(npx, "--offline", "-y", INSPECTOR, "--cli", url, "--transport", "http",
                                                 *args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -674,11 +684,7 @@ async def inspector(npx: str, url: str, *args: str) -> tuple[int, str]:
 
 
 async def test_mcp_inspector_cli_lists_and_calls_tools(vault: Vault) -> None:
-    npx = shutil.which("npx")
-    reason = inspector_missing(npx)
-    if reason is not None:
-        pytest.skip(reason)
-    assert npx is not None
+    npx = inspector_npx()
     token = secrets.token_urlsafe(32)
     auth = ("--header", f"Authorization: Bearer {token}")
     async with asyncio.timeout(TIMEOUT), running_server(vault.core, token) as ready:
