@@ -17,11 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcError, describeError } from "../src/client";
 import { HEALTH_VIEW, RELATED_VIEW, SEARCH_VIEW } from "../src/context";
 import { SEARCH_MODAL_SOURCE } from "../src/open";
-import type { Band, EditRecord, EditsResponse, HealthResponse, RelatedResponse, SearchResponse } from "../src/protocol.gen";
+import type { Band, EditRecord, EditsResponse, HealthPageResponse, HealthResponse, HealthSummaryResponse, RelatedResponse, SearchResponse } from "../src/protocol.gen";
 import { headingAt } from "../src/headings";
 import { parseQuery } from "../src/query-syntax";
 import { Sidecar } from "../src/sidecar";
-import { reportFileName } from "../src/views/health-view";
+import { HEALTH_PAGE, reportFileName } from "../src/views/health-view";
 import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel, sharedReasons, summaryLabel } from "../src/views/render";
 import type { FakeFailure } from "./fake-app";
 import { freePort, mcpTool } from "./mcp-agent";
@@ -51,6 +51,9 @@ interface Data {
   modal: SearchResponse;
   pane: SearchResponse;
   health: HealthResponse;
+  /** The health view's own calls: the summary, and each section's first page. */
+  healthSummary: HealthSummaryResponse;
+  healthPages: HealthPageResponse[];
   /** edits.list before any agent edited anything, and after the agents' session below. */
   editsBefore: EditsResponse;
   edits: EditsResponse;
@@ -128,7 +131,10 @@ async function fetchData(sidecar: RealSidecar): Promise<Data> {
   const modal = await search(MODAL_QUERY, 6);
   const pane = await search(PANE_QUERY, 8);
   const health = await client.call("health", { markdown: true });
-  return { related, modal, pane, health, buffer, existingBefore, ...(await agentSession(sidecar)) };
+  const healthSummary = await client.call("health.summary", {});
+  const healthPages = await Promise.all(healthSummary.sections.filter((s) => s.count > 0)
+    .map((s) => client.call("health.page", { section: s.id, limit: HEALTH_PAGE })));
+  return { related, modal, pane, health, healthSummary, healthPages, buffer, existingBefore, ...(await agentSession(sidecar)) };
 }
 
 /**
@@ -136,7 +142,7 @@ async function fetchData(sidecar: RealSidecar): Promise<Data> {
  * relinks, a delete); the plugin undoes one edit, and fails to undo another because the user changed that
  * note meanwhile. Everything the edits view shows comes from this session.
  */
-async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" | "modal" | "pane" | "health" | "buffer" | "existingBefore">> {
+async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" | "modal" | "pane" | "health" | "healthSummary" | "healthPages" | "buffer" | "existingBefore">> {
   const client = await sidecar.sidecar.client();
   const { port, token } = mcp!;
   const events: EditRecord[] = [];
@@ -483,7 +489,9 @@ describe("pictures of the plugin's real views with real sidecar data", () => {
     it(`health view (${theme}): summary counts, open sections, items; Save report as note`, async () => {
       const report = data.health;
       expect(report.markdown).toMatch(/^# Vault health$/m);
-      const setup = before("health", { health: { result: report } }, { settings: { reportsFolder: "Reports/Health" } });
+      const pages = data.healthPages.map((p) => ({ when: { section: p.id }, result: p }));
+      const setup = before("health", { health: { result: report }, "health.summary": { result: data.healthSummary }, "health.page": pages },
+        { settings: { reportsFolder: "Reports/Health" } });
       await withView(setup, theme, async (page) => {
         await snap(page, `health-view-${theme}`);
         const titles = new Map(report.sections.map((sec) => [sec.id, sec.title]));

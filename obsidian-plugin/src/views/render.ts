@@ -353,8 +353,18 @@ function renderSummary(container: HTMLElement, report: HealthResponse, sectionEl
   }
 }
 
+/** A report whose sections load their items when opened, a page at a time (the health view). */
+export interface HealthPaging {
+  /** Whether the user opened (true) or closed (false) the section; undefined: not touched yet. */
+  isOpen(id: string): boolean | undefined;
+  toggled(id: string, open: boolean): void;
+  loading(id: string): boolean;
+  hasMore(id: string): boolean;
+  more(id: string): void;
+}
+
 export function renderHealth(container: HTMLElement, report: HealthResponse | null, actions?: RowActions,
-  emptyText = "No report yet."): void {
+  emptyText = "No report yet.", paging?: HealthPaging): void {
   container.empty();
   container.addClass("vs-health");
   if (!report) {
@@ -369,12 +379,14 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
     });
     sectionEls.set(section.id, details);
     if (section.count === 0) details.addClass("is-empty");
-    if (section.count > 0 && section.severity !== "info") details.open = true;
+    details.open = paging?.isOpen(section.id) ?? (section.count > 0 && section.severity !== "info");
+    if (paging) details.addEventListener("toggle", () => paging.toggled(section.id, details.open));
     const head = details.createEl("summary", { cls: "vs-health-section-head" });
     head.createSpan({ cls: "vs-health-section-title", text: section.title });
     head.createSpan({ cls: ["vs-count", `vs-severity-${section.severity}`], text: String(section.count) });
     if (!section.items.length) {
-      details.createDiv({ cls: "vs-message vs-message-empty", text: section.count ? "Items not listed." : "Nothing found." });
+      const text = !section.count ? "Nothing found." : paging?.loading(section.id) ? "Loading…" : "Items not listed.";
+      details.createDiv({ cls: "vs-message vs-message-empty", text });
       continue;
     }
     // The same advice on every item (e.g. every credential) is said once, above the list.
@@ -405,7 +417,13 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
         }
       }
     }
-    if (section.items.length < section.count) {
+    if (paging?.hasMore(section.id)) {
+      const more = details.createEl("button", {
+        cls: "vs-health-more", text: paging.loading(section.id) ? "Loading…" : `Show more (${section.items.length} of ${section.count})`,
+      });
+      more.disabled = paging.loading(section.id);
+      more.addEventListener("click", () => paging.more(section.id));
+    } else if (section.items.length < section.count) {
       details.createDiv({ cls: "vs-message vs-message-info", text: `Showing ${section.items.length} of ${section.count}.` });
     }
   }
