@@ -112,6 +112,7 @@ class EditInfo(BaseModel):
     client: str
     op: str
     summary: str
+    path: str | None = None  # the note it is about (where it is after the edit)
     paths: list[str]
     undone_by: int | None = None
 

@@ -8,7 +8,7 @@ introspection such as __required_keys__ is right.
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PROTOCOL_VERSION = "1.6.0"
+PROTOCOL_VERSION = "1.7.0"
 
 METHODS: tuple[str, ...] = (
     "status",
@@ -585,6 +585,11 @@ class EditRecord(TypedDict):
 
     # What it did, in words ("moved A.md to B/A.md").
     summary: str
+
+    # The note the edit is about (since 1.7.0): where it is after the edit (a move: its new path; a delete:
+    # the path it had). `paths` also holds the notes a move relinked. null, with `paths` empty: an edit that
+    # failed before it changed anything.
+    path: str | None
 
     # Every file it changed (vault paths).
     paths: list[str]

@@ -367,10 +367,14 @@ class NoteWriter:
 
 
 def edit_record(edit: dict[str, Any]) -> dict[str, Any]:
-    """An edit as the plugin and agents see it (protocol: EditRecord)."""
-    paths = sorted({p for c in edit["changes"] for p in (c["before"], c["after"]) if p})
+    """An edit as the plugin and agents see it (protocol: EditRecord). Its note (`path`) is the last
+    change's (_commit plans the note itself last, after the notes a move relinks): where it is now,
+    or where it was when the edit removed it; None for an edit that failed before recording a change."""
+    changes = edit["changes"]
+    paths = sorted({p for c in changes for p in (c["before"], c["after"]) if p})
+    path = (changes[-1]["after"] or changes[-1]["before"]) if changes else None
     return {"edit": edit["id"], "at": edit["at"], "client": edit["client"], "op": edit["op"],
-            "summary": edit["summary"], "paths": paths, "undone_by": edit["undone_by"]}
+            "summary": edit["summary"], "path": path, "paths": paths, "undone_by": edit["undone_by"]}
 
 
 def checked(content: str, max_bytes: int) -> str:

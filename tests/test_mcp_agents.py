@@ -20,9 +20,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from jsonschema import Draft7Validator
 from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
 
+from build_tasks import protocol
+from sidecar.writes import edit_record
 from tests.serverproc import Sidecar, start_sidecar
 from tests.test_mcp import ESCAPES, error_of, http_session, stdio_params, structured
 
@@ -172,8 +175,25 @@ async def test_a_move_rewrites_100_links_and_undo_puts_everything_back(served: S
     assert snapshot(served.root) == {**before, **{k: v for k, v in snapshot(served.root).items()
                                                   if k.startswith(".trash/")}}
     edits = served.sidecar.call("edits.list", limit=5)
+    assert not list(Draft7Validator(protocol.result_schema("edits.list")).iter_errors(edits))
     assert edits["writes_enabled"] is True and [e["op"] for e in edits["edits"][:2]] == ["undo", "move"]
     assert edits["edits"][1]["undone_by"] == edits["edits"][0]["edit"] and edits["edits"][0]["client"]
+    assert [e["path"] for e in edits["edits"][:2]] == ["Target.md", "Archive/Moved.md"]  # the note, not a relinked one
+    assert len(edits["edits"][1]["paths"]) == 102
+
+
+def test_an_edit_record_names_its_note() -> None:
+    """`path`: the last change's note (the note itself comes after the notes a move relinks); a delete names
+    the note it removed; an edit that failed before recording a change names none."""
+    def record(*changes: tuple[str | None, str | None]) -> dict[str, Any]:
+        return edit_record({"id": 1, "at": 0.0, "client": "c", "op": "move", "summary": "s", "undone_by": None,
+                            "changes": [{"before": b, "after": a} for b, a in changes]})
+
+    moved = record(("Links/L.md", "Links/L.md"), ("Target.md", "Archive/Moved.md"))
+    assert moved["path"] == "Archive/Moved.md" and moved["paths"] == ["Archive/Moved.md", "Links/L.md", "Target.md"]
+    assert record(("Gone.md", None))["path"] == "Gone.md"
+    assert record((None, "New.md"))["path"] == "New.md"
+    assert record()["path"] is None and record()["paths"] == []
 
 
 # ---- conflicts, formats, the plugin's undo ------------------------------------------------------------

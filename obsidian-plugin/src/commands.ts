@@ -51,7 +51,7 @@ export function showAgentEdit(sidecar: Sidecar, edit: EditRecord): Notice {
   const others = edit.paths.length > 1 ? ` (+${edit.paths.length - 1})` : "";
   let undo: HTMLElement | null = null;
   const message = createFragment((f) => {
-    f.createSpan({ text: `Agent edited ${edit.paths[0] ?? "the vault"}${others}: ${edit.summary} ` });
+    f.createSpan({ text: `Agent edited ${edit.path ?? edit.paths[0] ?? "the vault"}${others}: ${edit.summary} ` });
     undo = f.createEl("button", { text: "Undo" });
   });
   const notice = new Notice(message, 15_000);

@@ -12,7 +12,7 @@ import { EDITS_EMPTY } from "../src/views/render";
 
 function edit(id: number, over: Partial<EditRecord> = {}): EditRecord {
   return { edit: id, at: 1_790_000_000 + id * 60, client: "claude-code 2.0", op: "append", summary: `appended to N${id}.md`,
-    paths: [`N${id}.md`], undone_by: null, ...over };
+    path: `N${id}.md`, paths: [`N${id}.md`], undone_by: null, ...over };
 }
 
 class FakeSidecar extends Events {
@@ -122,7 +122,7 @@ describe("agent edits view", () => {
 
   it("opens the note from the link and with Enter on a focused row", async () => {
     const sidecar = new FakeSidecar();
-    sidecar.edits = [edit(2, { op: "move", summary: "moved A.md to B/A.md", paths: ["A.md", "B/A.md", "C.md"] }), edit(1)];
+    sidecar.edits = [edit(2, { op: "move", summary: "moved A.md to B/A.md", path: "B/A.md", paths: ["A.md", "B/A.md", "C.md"] }), edit(1)];
     const { view, opened } = await open(sidecar, ["B/A.md", "C.md", "N1.md"]);
     const row = view.contentEl.querySelector<HTMLElement>('.vs-edit-row[data-edit="2"]')!;
     expect(row.tabIndex).toBe(0);
