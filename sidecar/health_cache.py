@@ -67,6 +67,7 @@ class Kept:
     snapshot: Snapshot
     vector_rows: Ints  # live vector rows per note id (bincount over the snapshot)
     disk_scanned_at: float
+    embedder: object  # the model the vectors came from: when it arrives (serve loads it late), all is found anew
 
 
 class HealthCache:
@@ -78,7 +79,8 @@ class HealthCache:
         conn = index.reader()
         with self._lock:
             kept = self._kept
-            if kept is not None and kept.findings.generation == current_generation(conn):
+            if kept is not None and kept.findings.generation == current_generation(conn) and \
+                    kept.embedder is index.embedder:
                 return kept.findings
             nested = conn.in_transaction
             if not nested:
@@ -115,12 +117,13 @@ def _advance(index: VaultIndex, kept: Kept | None) -> Kept:
         "SELECT id, path || char(0) || content_hash || char(0) || indexed_at || char(0) || size || char(0) || mtime_ns"
         " FROM notes").fetchall())
     changed = _changed(kept.signatures, signatures) if kept is not None else set()
-    if kept is None or len(changed) > FULL_RELOAD_SHARE * max(len(signatures), 1):
+    if kept is None or len(changed) > FULL_RELOAD_SHARE * max(len(signatures), 1) or \
+            kept.embedder is not index.embedder or kept.snapshot.matrix.shape[1:] != snap.matrix.shape[1:]:
         return _from_scratch(index, snap, signatures, started)
     loaded, following = _advanced(index, kept, snap, signatures, changed)
     found = find_all(Context(index, suggest_items=0, loaded=loaded), snap.generation, started)
     log.debug("health: %d notes changed, findings in %.0f ms", len(changed), found.took_ms)
-    return Kept(found, signatures, *following)
+    return Kept(found, signatures, *following, index.embedder)
 
 
 def _from_scratch(index: VaultIndex, snap: Snapshot, signatures: dict[int, Signature], started: float) -> Kept:
@@ -128,7 +131,8 @@ def _from_scratch(index: VaultIndex, snap: Snapshot, signatures: dict[int, Signa
     found = find_all(ctx, snap.generation, started)
     links_by_source = _by_source(ctx.links)
     resolution = _resolution(index)
-    return Kept(found, signatures, links_by_source, resolution, snap, _vector_rows(snap), time.monotonic())
+    return Kept(found, signatures, links_by_source, resolution, snap, _vector_rows(snap), time.monotonic(),
+                index.embedder)
 
 
 def _changed(before: dict[int, Signature], now: dict[int, Signature]) -> set[int]:

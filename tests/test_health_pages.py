@@ -112,3 +112,17 @@ def test_advanced_findings_equal_findings_from_scratch(live: VaultIndex, demo_co
         live.index_paths(paths)
         assert current_findings(live).generation != before, kind
         same_findings(live)
+
+
+def test_the_model_arriving_late_finds_everything_anew(demo_copy: Path, tmp_path: Path) -> None:
+    open_index(demo_copy, tmp_path / "index").index()
+    late = open_index(demo_copy, tmp_path / "index", model_later=True)  # as `serve` opens it
+    try:
+        without = late.health_summary()
+        late.load_model()
+        with_model = late.health_summary()
+        assert with_model["generation"] == without["generation"]  # nothing was written, yet the vectors came
+        same_findings(late)
+        assert late.health_page("near_duplicates", 5)["count"] == without["summary"]["near_duplicates"] + 1
+    finally:
+        late.close()
