@@ -613,7 +613,7 @@ class VaultMCP(MCPServer[Any]):
         return await self.notes.list_page(params.cursor if params else None)
 
     notes: NoteResources | None = None
-    subscriptions: NoteSubscriptions | None = None  # stdio only (build_mcp)
+    note_subscriptions: NoteSubscriptions | None = None  # stdio only (build_mcp)
 
     def note_path_of(self, uri: str) -> str | None:
         """The note path a `vault:///` URI names, decoded as resources/read decodes it (the SDK's template)."""
@@ -745,7 +745,7 @@ def bounds(rule: Mapping[str, Any]) -> dict[str, object]:
 
 
 def build_mcp(core: VaultIndex, gate: ReadGate | None = None, subscriptions: bool = False) -> VaultMCP:
-    """`subscriptions`: serve resources/subscribe (a transport with a session: stdio); `server.subscriptions.run()`
+    """`subscriptions`: serve resources/subscribe (a transport with a session: stdio); `server.note_subscriptions.run()`
     must then run beside the server."""
     from sidecar.mcp_writes import WRITE_INSTRUCTIONS  # noqa: PLC0415  (mcp_writes imports this module)
 
@@ -758,7 +758,7 @@ def build_mcp(core: VaultIndex, gate: ReadGate | None = None, subscriptions: boo
     if subscriptions:
         from sidecar.mcp_subscribe import add_subscriptions  # noqa: PLC0415  (mcp_subscribe imports this module)
 
-        server.subscriptions = add_subscriptions(server, server.notes)
+        server.note_subscriptions = add_subscriptions(server, server.notes)
     add_prompts(server)
     if core.writes is not None:
         from sidecar.mcp_writes import add_write_tools  # noqa: PLC0415  (off by default)
@@ -903,8 +903,8 @@ async def run_stdio_async(core: VaultIndex) -> None:
     """MCP over this process's stdin/stdout; the SDK points fd 1 at stderr while serving. One client,
     one session for the process's life: resource subscriptions are served here."""
     server = build_mcp(core, subscriptions=True)
-    assert server.subscriptions is not None
-    poll = asyncio.create_task(server.subscriptions.run())
+    assert server.note_subscriptions is not None
+    poll = asyncio.create_task(server.note_subscriptions.run())
     try:
         await server.run_stdio_async()
     finally:
