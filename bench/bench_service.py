@@ -2,7 +2,7 @@
 JSON-RPC and over MCP with 1 and 8 concurrent clients, the health report, and the time from
 starting `serve` to its first answer. Prints a table; asserts nothing.
 
-    python bench/bench_service.py --vault V --index DIR [-n 200] [--queries Q.json]
+    python bench/bench_service.py --vault V --index DIR [-n 200] [--queries Q.json] [--health-edits N]
 """
 
 from __future__ import annotations
@@ -77,6 +77,9 @@ def main() -> int:
     parser.add_argument("--index", type=Path, required=True, help="an existing index (built by sidecar index)")
     parser.add_argument("--queries", type=Path)
     parser.add_argument("-n", type=int, default=400, help="queries per phase (400: p99 is the 5th slowest call)")
+    parser.add_argument("--health-edits", type=int, default=0,
+                        help="also time health after an edit: edits this many notes of the vault (each restored "
+                             "after), so point --vault at a copy")
     args = parser.parse_args()
     queries = load_queries(args.queries, args.n)
     started = time.perf_counter()
@@ -120,7 +123,58 @@ def main() -> int:
     for name, n, p50, p95, p99 in rows:
         print(f"  {name:34} {n:>5} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f}")
     print(f"  health report over JSON-RPC: best of 3 {min(health) * 1000:.0f} ms ({items:,} items, {size / 1e6:.1f} MB of JSON)")
+    if args.health_edits:
+        health_pages(args.vault, args.index, args.health_edits)
     return 0
+
+
+def health_pages(vault: Path, index: Path, edits: int) -> None:
+    """health.summary and a section page p50 (findings kept), then edit -> a summary that shows the edit:
+    a new broken link appended to a note, seen through the watcher (its debounce included)."""
+    with Live(vault, index) as live:
+        while live.server.call("status")["model"]["loading"]:  # serve answers before the model is in
+            time.sleep(0.05)
+        while "result" not in live.rpc("health.summary"):
+            time.sleep(0.05)  # the first summary finds everything from scratch
+        summary = [timed_call(lambda: live.rpc("health.summary")) for _ in range(20)]
+        pages = {sid: [timed_call(lambda s=sid: live.rpc("health.page", section=s, limit=50)) for _ in range(10)]
+                 for sid in ("unresolved_links", "no_inbound")}
+        notes = sorted(p for p in vault.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
+        fresh, page_after = [], []
+        for i, note in enumerate(random.Random(17).sample(notes, edits)):
+            text = note.read_text(encoding="utf-8")
+            before = unresolved(live)
+            try:
+                started = time.perf_counter()
+                note.write_text(text + f"\n\nBench edit [[Bench missing target {i}]]\n", encoding="utf-8")
+                while unresolved(live) == before:
+                    time.sleep(0.005)
+                fresh.append(time.perf_counter() - started)
+                page_after.append(timed_call(lambda: live.rpc("health.page", section="unresolved_links", limit=50)))
+            finally:
+                note.write_text(text, encoding="utf-8")
+                while unresolved(live) != before:
+                    time.sleep(0.01)
+    print(f"  health.summary p50 {percentile(summary, 50) * 1000:.1f} ms; health.page (50 items) p50: "
+          + ", ".join(f"{sid} {percentile(t, 50) * 1000:.1f} ms" for sid, t in pages.items()))
+    print(f"  health after one edit ({edits} edits, watcher debounce included): summary shows it p50 "
+          f"{percentile(fresh, 50) * 1000:.0f} ms, max {max(fresh) * 1000:.0f} ms; next page p50 "
+          f"{percentile(page_after, 50) * 1000:.1f} ms")
+
+
+def unresolved(live: Live) -> int:
+    reply = live.rpc("health.summary")
+    if "result" not in reply:
+        raise SystemExit(f"health.summary failed: {reply}")
+    return int(reply["result"]["summary"]["unresolved_links"])
+
+
+def timed_call(call: object) -> float:
+    started = time.perf_counter()
+    reply = call()  # type: ignore[operator]
+    if "result" not in reply:
+        raise SystemExit(f"health call failed: {reply}")
+    return time.perf_counter() - started
 
 
 if __name__ == "__main__":
