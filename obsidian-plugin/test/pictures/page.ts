@@ -85,7 +85,10 @@ async function open(setup: PictureSetup): Promise<void> {
   const fake = fakeApp(setup.files, setup.active);
   const sidecar = new FakeSidecar(setup.answers);
   sidecar.startFailure = setup.startFailure ?? null;
-  if (setup.startFailure) sidecar.snapshot = { phase: "failed", errorHint: String(setup.startFailure.data?.hint ?? "") || null };
+  if (setup.startFailure) {
+    const hint = setup.startFailure.data?.hint;
+    sidecar.snapshot = { phase: "failed", errorHint: typeof hint === "string" && hint ? hint : null };
+  }
   if (setup.hold) sidecar.hold = new Promise(() => undefined);
   const ctx = fakeContext(fake.app, sidecar, setup.settings);
   current = { fake, sidecar, modal: null };
@@ -119,7 +122,7 @@ function record(): Recorded {
     opened: [...fake.workspace.opened],
     inserted: [...(fake.editor?.inserted ?? [])],
     triggered: fake.workspace.triggered.map((t) => ({
-      name: t.name, source: String((t.data[0] as { source?: string } | undefined)?.source ?? t.data[2] ?? ""),
+      name: t.name, source: textOf((t.data[0] as { source?: unknown } | undefined)?.source ?? t.data[2]),
     })),
     calls: [...sidecar.calls],
     created: Object.fromEntries(fake.vault.created),
@@ -202,3 +205,7 @@ function overflowing(): string[] {
 }
 
 window.vsPictures = { open, settle, record, contrast, overflowing };
+
+function textOf(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
