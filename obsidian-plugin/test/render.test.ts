@@ -377,6 +377,8 @@ describe("agent edit rows", () => {
     const undoMove = { summary: "undid edit 3 (moved Inbox/A.md to Archive/A.md)", paths: move.paths };
     expect(mainPath(undoMove, (p) => p !== "Archive/A.md")).toBe("Inbox/A.md");
     expect(mainPath({ summary: "replaced 'X > Y' in Notes/N.md", paths: ["Notes/N.md"] })).toBe("Notes/N.md");
+    expect(mainPath({ summary: "moved B.md to C.md", paths: ["B.md", "C.md"], path: "B.md" })).toBe("B.md");  // named wins
+    expect(mainPath({ summary: "moved B.md to C.md", paths: ["B.md", "C.md"], path: "B.md" }, (p) => p !== "B.md")).toBe("C.md");
     expect(mainPath({ summary: "nothing", paths: [] })).toBeNull();
   });
 

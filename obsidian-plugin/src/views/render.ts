@@ -472,7 +472,10 @@ export function formatEditTime(at: number, now: Date = new Date()): string {
  * own note is the path that comes last in the summary ("moved A.md to B/A.md": B/A.md), preferring one that
  * exists now (after an undone move, the old path again).
  */
-export function mainPath(edit: Pick<EditRecord, "paths" | "summary">, exists?: (path: string) => boolean): string | null {
+export function mainPath(edit: Pick<EditRecord, "paths" | "summary"> & Partial<Pick<EditRecord, "path">>,
+  exists?: (path: string) => boolean): string | null {
+  // The sidecar names the note (protocol 1.7); the guess from the summary serves older sidecars and undone moves.
+  if (edit.path && (!exists || exists(edit.path))) return edit.path;
   if (!edit.paths.length) return null;
   const ranked = [...edit.paths].sort((a, b) => end(edit.summary, b) - end(edit.summary, a));
   return (exists ? ranked.find((p) => exists(p)) : undefined) ?? ranked[0] ?? null;
