@@ -17,7 +17,8 @@ from watchfiles import Change, awatch
 log = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 200  # an editor's write-temp-then-rename lands in one batch
-STEP_MS = 50  # a batch is yielded once no event came for this long (and at most DEBOUNCE_MS after the first)
+STEP_MS = 20  # a batch is yielded once no event came for this long (and at most DEBOUNCE_MS after the first):
+# an editor's write-temp-then-rename is two events within a millisecond or two
 RECONCILE_SECONDS = 60.0
 STOP_POLL_MS = 500  # how often the watcher thread checks for shutdown: bounds the time a stop takes
 
