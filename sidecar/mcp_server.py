@@ -351,13 +351,19 @@ class VaultTools:
                            limit: Annotated[int, Field(ge=1, le=100)] = 1,
                            cursor: Cursor = None) -> Annotated[CallToolResult, HealthOut]:
         def work() -> HealthOut:
-            health = getattr(self.core, "health", None)
-            if not callable(health):
+            summary_of, page_of = getattr(self.core, "health_summary", None), getattr(self.core, "health_page", None)
+            if not (callable(summary_of) and callable(page_of)):
                 raise NotAvailable("the vault health report is not available in this sidecar version")
             if section is None and cursor is not None:
                 raise InvalidParams("cursor: vault_health pages within one `section`", {"field": "cursor"})
             where = paging.scope("vault_health", section=section)
-            return health_out(health(), section, paging.decode_cursor(cursor, where), limit, where)
+            offset = paging.decode_cursor(cursor, where)
+            summary = summary_of()  # the kept findings, advanced by what changed (health_cache.py)
+            if section is None:  # every section with findings, its first items; a clean check is noise here
+                return health_out(summary, [page_of(s["id"], limit) for s in summary["sections"] if s["count"]], None)
+            start = paging.encode_cursor(offset, paging.scope("health.page", section=section)) if offset else None
+            page = page_of(section, limit, start)
+            return health_out(summary, [page], paging.next_cursor(offset, len(page["items"]), page["count"], where))
 
         return await self.run(work, report=True)
 
@@ -479,28 +485,14 @@ def links_out(result: Mapping[str, Any], direction: str, offset: int, limit: int
     )
 
 
-def health_out(report: Mapping[str, Any], only: str | None, offset: int, limit: int, where: str) -> HealthOut:
-    """Every section with findings and its first items; with `only`, that section's items a page at a time."""
-    summary = {str(k): int(v) for k, v in dict(report.get("summary") or {}).items() if isinstance(v, int)}
-    sections: list[HealthSection] = []
-    cursor = None
-    known = [s for s in report.get("sections") or []]
-    if only is not None and only not in {str(s["id"]) for s in known}:
-        raise InvalidParams(f"section: no section {only[:100]!r}; sections: {', '.join(str(s['id']) for s in known)}",
-                            {"field": "section", "allowed": [str(s["id"]) for s in known]})
-    for s in known:
-        if (only is None and not s.get("count")) or (only is not None and s["id"] != only):
-            continue  # a clean check is noise for an agent; `summary` still lists it
-        all_items = list(s.get("items") or [])
-        start = offset if only is not None else 0
-        items = [HealthItem(path=i["path"], line=i.get("line"), message=clean(str(i.get("message", ""))),
-                            fix=i.get("fix")) for i in all_items[start:start + limit]]
-        if only is not None:
-            cursor = paging.next_cursor(start, len(items), len(all_items), where)
-        sections.append(HealthSection(id=str(s["id"]), title=str(s.get("title", s["id"])),
-                                      severity=str(s.get("severity", "info")), count=int(s.get("count", len(items))),
-                                      items=items))
-    return HealthOut(summary=summary, sections=sections, next_cursor=cursor)
+def health_out(summary: Mapping[str, Any], pages: list[Mapping[str, Any]], cursor: str | None) -> HealthOut:
+    """The counts of every section, and the given pages of section items (health.page answers)."""
+    counts = {str(k): int(v) for k, v in dict(summary.get("summary") or {}).items() if isinstance(v, int)}
+    sections = [HealthSection(id=str(p["id"]), title=str(p["title"]), severity=str(p["severity"]), count=int(p["count"]),
+                              items=[HealthItem(path=i["path"], line=i.get("line"), message=clean(str(i.get("message", ""))),
+                                                fix=i.get("fix")) for i in p["items"]])
+                for p in pages]
+    return HealthOut(summary=counts, sections=sections, next_cursor=cursor)
 
 
 def status_out(s: Mapping[str, Any], offset: int, limit: int, where: str) -> StatusOut:

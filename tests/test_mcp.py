@@ -289,6 +289,12 @@ async def exercise_all_tools(session: ClientSession) -> list[CallToolResult]:
     health = await call("vault_health")
     assert health["summary"]["notes"] == 8 and health["summary"]["secrets"] == 1
     assert "unresolved_links" in {s["id"] for s in health["sections"]}
+    several = next(s for s in health["sections"] if s["count"] >= 2)  # paged a section at a time, one item a page
+    pages = [await call("vault_health", section=several["id"], limit=1)]
+    while pages[-1].get("next_cursor"):
+        pages.append(await call("vault_health", section=several["id"], limit=1, cursor=pages[-1]["next_cursor"]))
+    assert len(pages) == several["count"] and all(len(p["sections"][0]["items"]) == 1 for p in pages)
+    assert len({(i["path"], i.get("line"), i["message"]) for p in pages for i in p["sections"][0]["items"]}) == several["count"]
 
     status = await call("index_status")
     assert status["notes"] == 8 and status["complete"] is True and status["vectors_available"] is True
@@ -543,7 +549,7 @@ class WithoutHealth:
         self._core = core
 
     def __getattr__(self, name: str) -> Any:
-        if name == "health":
+        if name in ("health", "health_summary", "health_page"):
             raise AttributeError(name)
         return getattr(self._core, name)
 
