@@ -252,11 +252,12 @@ class VaultIndex:
     def index_paths(self, paths: Sequence[str]) -> IndexReport:
         """Index just these notes (a watcher's events, a write through the sidecar), no scan; the
         search snapshot follows what was written instead of reloading, so the edit is searchable at once."""
-        dim = self.embedder.dim if self.embedder else None
-        with self.indexer.lock, self._snapshots.following(self.store.conn, self.backend, dim) as reported:
-            before = current_generation(self.store.conn)
-            report = self.indexer.run_paths(paths)
-            reported.append(NoteChanges(before, report.touched_notes, report.structural))
+        with self.indexer.lock:  # before reading the model: load_model() swaps it under this lock
+            dim = self.embedder.dim if self.embedder else None
+            with self._snapshots.following(self.store.conn, self.backend, dim) as reported:
+                before = current_generation(self.store.conn)
+                report = self.indexer.run_paths(paths)
+                reported.append(NoteChanges(before, report.touched_notes, report.structural))
         return report
 
     def index(self, full: bool = False, progress: ProgressFn | None = None,

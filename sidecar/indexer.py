@@ -54,6 +54,12 @@ class IndexReport:
     cancelled: bool = False
     changed_paths: list[str] = field(default_factory=list)
     touched_notes: frozenset[int] = frozenset()  # run_paths: ids of the notes it wrote, renamed or removed
+    started: tuple[float, float] = field(default_factory=lambda: (time.perf_counter(), time.process_time()), repr=False)
+
+    def stop_clock(self) -> None:
+        """seconds and cpu_seconds since the report was made (at the start of its run)."""
+        self.seconds = time.perf_counter() - self.started[0]
+        self.cpu_seconds = time.process_time() - self.started[1]
 
     @property
     def structural(self) -> bool:
@@ -146,7 +152,6 @@ class Indexer:
         content is that note, renamed (same id, so links and history follow it). Paths must be notes
         the scan would list (Vault.event_paths): excluded or hidden ones are not checked here."""
         with self.lock:
-            started, cpu_started = time.perf_counter(), time.process_time()
             report = IndexReport(full=False)
             states = self.store.file_states(list(dict.fromkeys(paths)))
             files: list[VaultFile] = []
@@ -175,12 +180,10 @@ class Indexer:
                 tx.changed = report.structural
             report.touched_notes = frozenset({s.note_id for s in states.values()} |
                                              set(self._note_ids(list(dict.fromkeys(paths)))))
-            report.seconds = time.perf_counter() - started
-            report.cpu_seconds = time.process_time() - cpu_started
+            report.stop_clock()
             return report
 
     def _run(self, full: bool, progress: ProgressFn, cancel: threading.Event) -> IndexReport:
-        started, cpu_started = time.perf_counter(), time.process_time()
         report = IndexReport(full=full)
         self.vault.reload_rules()
         progress(Progress("scan", 0, 0))
@@ -202,8 +205,7 @@ class Indexer:
             report.vectors_missing = self._chunk_count()
         elif not finished:
             report.vectors_missing = self.store.count_missing_vectors()
-        report.seconds = time.perf_counter() - started
-        report.cpu_seconds = time.process_time() - cpu_started
+        report.stop_clock()
         progress(Progress("done", report.scanned, report.scanned))
         return report
 

@@ -17,9 +17,10 @@ import stat
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -39,6 +40,8 @@ from sidecar.tokens import mcp_token, rpc_token
 from sidecar.watch import RECONCILE_SECONDS, reconcile_every, watch_vault
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 
 CORE_METHODS = frozenset({"search", "related", "health", "health_summary", "health_page", "note_links"})
 PROGRESS_INTERVAL = 0.25  # seconds between progress events: enough for a smooth status bar
@@ -149,12 +152,12 @@ class SidecarService:
             full, self._full = self._full, False
             changed, self._changed = self._changed, set()
             scan, self._scan = self._scan or full, False
-            notes = None if scan or len(changed) > EVENT_BURST else self.core.event_paths(changed)
-            try:
+            try:  # event_paths stats the paths: on the writer thread too, not on the loop
+                notes = None if scan or len(changed) > EVENT_BURST else await self._on_writer(self.core.event_paths, changed)
                 if notes is None:
                     report = await self._scan_run(full)
                 elif notes:
-                    report = await asyncio.get_running_loop().run_in_executor(self.writer, self.core.index_paths, notes)
+                    report = await self._on_writer(self.core.index_paths, notes)
                 else:
                     continue  # only hidden, excluded or outside paths
             except Exception:
@@ -176,9 +179,13 @@ class SidecarService:
         self.core.building = True  # visible in status before the run's first progress event
         self.bus.publish("status", await asyncio.to_thread(self.status))
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.writer, self._index_once, full)
+            return await self._on_writer(self._index_once, full)
         finally:
             self.progress = None
+
+    async def _on_writer(self, work: Callable[[T], R], arg: T) -> R:
+        """`work(arg)` on the single writer thread."""
+        return await asyncio.get_running_loop().run_in_executor(self.writer, work, arg)
 
     async def _announce(self, report: IndexReport, reloaded: bool) -> None:
         changed = bool(report.changed_paths or report.full)

@@ -172,8 +172,6 @@ class NoteChanges:
     structural: bool  # notes appeared, went or moved: other notes' links may resolve anew
 
 
-
-
 def follow_changes(prev: Snapshot, conn: sqlite3.Connection, backend: Backend, dim: int | None,
                    changes: NoteChanges) -> Snapshot | None:
     """`prev` advanced by what a run over a few notes wrote, reading only those notes' rows; None
