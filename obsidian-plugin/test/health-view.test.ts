@@ -124,6 +124,13 @@ describe("health view: sections in pages", () => {
     [...view.contentEl.querySelectorAll(".vs-health-item .vs-health-message")].map((e) => e.textContent ?? "");
   const section = (view: HealthView, id: string): HTMLDetailsElement =>
     view.contentEl.querySelector<HTMLDetailsElement>(`details[data-section="${id}"]`)!;
+  /** Open a section as a click on its summary does: open, then the toggle event. */
+  const openSection = (view: HealthView, id: string): HTMLDetailsElement => {
+    const el = section(view, id);
+    el.open = true;
+    el.dispatchEvent(new Event("toggle"));
+    return el;
+  };
 
   async function shownView(hold = false) {
     const fake = fakeApp([]);
@@ -168,9 +175,7 @@ describe("health view: sections in pages", () => {
     const { sidecar, view, opened } = await shownView();
     await opened;
     await settle();
-    const orphans = section(view, "orphans");
-    orphans.open = true;
-    orphans.dispatchEvent(new Event("toggle"));
+    openSection(view, "orphans");
     await settle();
     expect(sidecar.calls.at(-1)).toEqual({ method: "health.page", params: { section: "orphans", limit: HEALTH_PAGE } });
     expect(titles(view).filter((t) => t.startsWith("Orphan"))).toHaveLength(HEALTH_PAGE);
@@ -190,9 +195,7 @@ describe("health view: sections in pages", () => {
     const { sidecar, view, opened } = await shownView();
     await opened;
     await settle();
-    const secrets = section(view, "secrets");
-    secrets.open = true;
-    secrets.dispatchEvent(new Event("toggle"));
+    const secrets = openSection(view, "secrets");
     await settle();
     expect(sidecar.calls.filter((c) => c.params.section === "secrets")).toEqual([]);
     expect(secrets.textContent).toContain("Nothing found.");

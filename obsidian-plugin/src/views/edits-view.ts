@@ -2,19 +2,19 @@
 // (edits.undo). Refreshes on agent_edit events and on (re)connect; a refused undo (the note changed since,
 // say) keeps the sidecar's reason on its row until the next manual refresh.
 
-import { ItemView, type HoverPopover, type WorkspaceLeaf } from "obsidian";
+import type { WorkspaceLeaf } from "obsidian";
 
 import { describeError } from "../client";
 import { EDITS_VIEW, type PluginContext } from "../context";
 import { noteActions, openNoteAt, paneFor } from "../open";
 import type { EditRecord, EditsResponse } from "../protocol.gen";
+import { SidecarPane } from "./pane";
 import { errorHint, renderEdits, renderError, type EditRowState } from "./render";
 
 const PAGE = 50;
 const MAX_PAGE = 200;
 
-export class EditsView extends ItemView {
-  hoverPopover: HoverPopover | null = null;
+export class EditsView extends SidecarPane {
   private readonly actions = noteActions(this.app, EDITS_VIEW, this);
   private response: EditsResponse | null = null;
   private bodyEl!: HTMLElement;
@@ -23,33 +23,19 @@ export class EditsView extends ItemView {
   private again = false;
   private readonly rows = new Map<number, EditRowState>();
 
-  constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
-    super(leaf);
-  }
-
-  override getViewType(): string {
-    return EDITS_VIEW;
-  }
-
-  override getDisplayText(): string {
-    return "Agent edits";
-  }
-
-  override getIcon(): string {
-    return "history";
+  constructor(leaf: WorkspaceLeaf, ctx: PluginContext) {
+    super(leaf, ctx, { type: EDITS_VIEW, title: "Agent edits", icon: "history" });
   }
 
   override async onOpen(): Promise<void> {
-    const root = this.contentEl;
-    root.empty();
-    root.addClass("vs-pane", "vs-edits-pane");
-    const bar = root.createDiv({ cls: "vs-edits-bar" });
-    const refresh = bar.createEl("button", { text: "Refresh" });
-    this.registerDomEvent(refresh, "click", () => {
-      this.rows.clear(); // a manual refresh retries refused undos
-      void this.refresh();
+    this.bodyEl = this.layOut("vs-edits-pane", (root) => {
+      const bar = root.createDiv({ cls: "vs-edits-bar" });
+      const refresh = bar.createEl("button", { text: "Refresh" });
+      this.registerDomEvent(refresh, "click", () => {
+        this.rows.clear(); // a manual refresh retries refused undos
+        void this.refresh();
+      });
     });
-    this.bodyEl = root.createDiv({ cls: "vs-pane-body" });
     this.registerEvent(this.ctx.sidecar.on("agent-edit", () => void this.refresh()));
     this.registerEvent(this.ctx.sidecar.on("connected", () => void this.refresh()));
     await this.refresh();

@@ -3,13 +3,14 @@
 // report with the sidecar's own Markdown (no links or tags) and writes it into the report folder (never
 // indexed), only when the user clicks it.
 
-import { ItemView, Notice, normalizePath, type HoverPopover, type WorkspaceLeaf } from "obsidian";
+import { Notice, normalizePath, type WorkspaceLeaf } from "obsidian";
 
 import { HEALTH_VIEW, type PluginContext } from "../context";
 import { noteActions } from "../open";
 import type { HealthResponse, HealthSection, HealthSummaryResponse } from "../protocol.gen";
 import { describeError } from "../client";
-import { errorHint, renderError, renderHealth, type HealthPaging } from "./render";
+import { SidecarPane } from "./pane";
+import { renderHealth, type HealthPaging } from "./render";
 
 /** "Vault health 2026-12-01 1405.md": local time, as the report inside says. */
 export function reportFileName(generatedAt: number): string {
@@ -29,8 +30,7 @@ interface SectionState {
   open?: boolean; // what the user chose; undefined until they toggle it
 }
 
-export class HealthView extends ItemView {
-  hoverPopover: HoverPopover | null = null;
+export class HealthView extends SidecarPane {
   private summary: HealthSummaryResponse | null = null;
   private sections = new Map<string, SectionState>();
   private readonly actions = noteActions(this.app, HEALTH_VIEW, this);
@@ -54,33 +54,19 @@ export class HealthView extends ItemView {
     },
   };
 
-  constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
-    super(leaf);
-  }
-
-  override getViewType(): string {
-    return HEALTH_VIEW;
-  }
-
-  override getDisplayText(): string {
-    return "Vault health";
-  }
-
-  override getIcon(): string {
-    return "activity";
+  constructor(leaf: WorkspaceLeaf, ctx: PluginContext) {
+    super(leaf, ctx, { type: HEALTH_VIEW, title: "Vault health", icon: "activity" });
   }
 
   override async onOpen(): Promise<void> {
-    const root = this.contentEl;
-    root.empty();
-    root.addClass("vs-pane", "vs-health-pane");
-    const bar = root.createDiv({ cls: "vs-health-bar" });
-    const refresh = bar.createEl("button", { text: "Refresh", cls: "mod-cta" });
-    this.saveButton = bar.createEl("button", { text: "Save report as note" });
-    this.saveButton.disabled = true;
-    this.registerDomEvent(refresh, "click", () => void this.refresh());
-    this.registerDomEvent(this.saveButton, "click", () => void this.save());
-    this.bodyEl = root.createDiv({ cls: "vs-pane-body" });
+    this.bodyEl = this.layOut("vs-health-pane", (root) => {
+      const bar = root.createDiv({ cls: "vs-health-bar" });
+      const refresh = bar.createEl("button", { text: "Refresh", cls: "mod-cta" });
+      this.saveButton = bar.createEl("button", { text: "Save report as note" });
+      this.saveButton.disabled = true;
+      this.registerDomEvent(refresh, "click", () => void this.refresh());
+      this.registerDomEvent(this.saveButton, "click", () => void this.save());
+    });
     this.registerEvent(this.ctx.sidecar.on("connected", () => {
       if (!this.summary) void this.refresh();
     }));
@@ -105,7 +91,7 @@ export class HealthView extends ItemView {
       await Promise.all([...this.sections.values()].filter((s) => this.isOpen(s)).map((s) => this.loadPage(s)));
     } catch (err) {
       this.saveButton.disabled = true;
-      renderError(this.bodyEl, describeError(err), errorHint(err, this.ctx.sidecar.snapshot.errorHint));
+      this.showError(this.bodyEl, err);
     } finally {
       this.loading = false;
     }

@@ -1,17 +1,16 @@
 // Right-sidebar pane: notes related to the active note, following the editor. On edits (debounced) it
 // sends the UNSAVED buffer and the heading at the cursor, so suggestions follow what you are writing.
 
-import { ItemView, MarkdownView, debounce, type Debouncer, type HoverPopover, type WorkspaceLeaf } from "obsidian";
+import { MarkdownView, debounce, type Debouncer, type WorkspaceLeaf } from "obsidian";
 
-import { describeError } from "../client";
 import { RELATED_VIEW, type PluginContext } from "../context";
 import { headingAt } from "../headings";
 import { noteActions } from "../open";
 import type { RelatedParams, RelatedResponse } from "../protocol.gen";
-import { errorHint, renderError, renderRelated } from "./render";
+import { SidecarPane } from "./pane";
+import { renderRelated } from "./render";
 
-export class RelatedView extends ItemView {
-  hoverPopover: HoverPopover | null = null;
+export class RelatedView extends SidecarPane {
   private listEl!: HTMLElement;
   private headerEl!: HTMLElement;
   private seq = 0;
@@ -21,8 +20,8 @@ export class RelatedView extends ItemView {
   private debounceMs: number;
   private readonly actions = noteActions(this.app, RELATED_VIEW, this, () => this.sourcePath ?? "");
 
-  constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
-    super(leaf);
+  constructor(leaf: WorkspaceLeaf, ctx: PluginContext) {
+    super(leaf, ctx, { type: RELATED_VIEW, title: "Related notes", icon: "network" });
     this.debounceMs = ctx.settings.relatedDebounceMs;
     this.onEdit = debounce(() => void this.refresh(), this.debounceMs, true);
   }
@@ -38,23 +37,10 @@ export class RelatedView extends ItemView {
     this.onEdit();
   }
 
-  override getViewType(): string {
-    return RELATED_VIEW;
-  }
-
-  override getDisplayText(): string {
-    return "Related notes";
-  }
-
-  override getIcon(): string {
-    return "network";
-  }
-
   override async onOpen(): Promise<void> {
-    this.contentEl.empty();
-    this.contentEl.addClass("vs-pane");
-    this.headerEl = this.contentEl.createDiv({ cls: "vs-pane-header" });
-    this.listEl = this.contentEl.createDiv({ cls: "vs-pane-body" });
+    this.listEl = this.layOut(null, (root) => {
+      this.headerEl = root.createDiv({ cls: "vs-pane-header" });
+    });
     const ws = this.app.workspace;
     this.registerEvent(ws.on("active-leaf-change", () => void this.refresh()));
     this.registerEvent(ws.on("file-open", () => void this.refresh()));
@@ -99,7 +85,7 @@ export class RelatedView extends ItemView {
     } catch (err) {
       if (seq !== this.seq) return;
       this.last = null;
-      renderError(this.listEl, describeError(err), errorHint(err, this.ctx.sidecar.snapshot.errorHint));
+      this.showError(this.listEl, err);
     }
   }
 

@@ -150,6 +150,16 @@ export function renderMessage(container: HTMLElement, text: string, kind: "empty
   return container.createDiv({ cls: ["vs-message", `vs-message-${kind}`], text });
 }
 
+/** Empty `container` for a fresh render, marked with its class; with nothing to show yet (false) the empty
+ * text is all it holds. */
+function startRender<T>(container: HTMLElement, cls: string, response: T | null | undefined, emptyText: string): response is T {
+  container.empty();
+  container.addClass(cls);
+  if (response) return true;
+  renderMessage(container, emptyText);
+  return false;
+}
+
 /** An error in place of a pane's content, with what to do about it when known (never an empty state above it). */
 export function renderError(container: HTMLElement, text: string, hint?: string | null): void {
   container.empty();
@@ -207,12 +217,7 @@ export function renderSearchResult(container: HTMLElement, r: SearchResult): HTM
 /** A whole result list (sidebar search pane), or a message when there is nothing to show. */
 export function renderSearchResults(container: HTMLElement, response: SearchResponse | null,
   actions?: RowActions, emptyText = "Type to search."): void {
-  container.empty();
-  container.addClass("vs-search-results");
-  if (!response) {
-    renderMessage(container, emptyText);
-    return;
-  }
+  if (!startRender(container, "vs-search-results", response, emptyText)) return;
   const header = container.createDiv({ cls: "vs-results-header" });
   header.createSpan({
     text: `${response.results.length} result${response.results.length === 1 ? "" : "s"} · ${MODE_LABELS[response.mode]} · ${Math.round(response.took_ms)} ms`,
@@ -287,12 +292,7 @@ export function excerptParts(note: Pick<RelatedNote, "title" | "heading" | "exce
 export function renderRelated(container: HTMLElement, response: RelatedResponse | null,
   actions?: RowActions, opts: RelatedOptions = { showAlreadyLinked: true },
   emptyText = "Open a note to see related notes."): void {
-  container.empty();
-  container.addClass("vs-related");
-  if (!response) {
-    renderMessage(container, emptyText);
-    return;
-  }
+  if (!startRender(container, "vs-related", response, emptyText)) return;
   if (!response.vectors_available) renderMessage(container, "Links and tags only: the embedding model is unavailable.", "info");
   if (response.index_building) renderMessage(container, "The index is still being built.", "info");
   const notes = opts.showAlreadyLinked ? response.results : response.results.filter((n) => !n.already_linked);
@@ -365,12 +365,7 @@ export interface HealthPaging {
 
 export function renderHealth(container: HTMLElement, report: HealthResponse | null, actions?: RowActions,
   emptyText = "No report yet.", paging?: HealthPaging): void {
-  container.empty();
-  container.addClass("vs-health");
-  if (!report) {
-    renderMessage(container, emptyText);
-    return;
-  }
+  if (!startRender(container, "vs-health", report, emptyText)) return;
   const summarySlot = container.createDiv();
   const sectionEls = new Map<string, HTMLDetailsElement>();
   for (const section of report.sections) {
@@ -576,12 +571,7 @@ export function renderEditRow(container: HTMLElement, edit: EditRecord, handlers
 /** The agent-edits history: newest first, or the empty state. */
 export function renderEdits(container: HTMLElement, response: EditsResponse | null, handlers: EditsHandlers = {},
   emptyText = "Loading agent edits…"): void {
-  container.empty();
-  container.addClass("vs-edits");
-  if (!response) {
-    renderMessage(container, emptyText);
-    return;
-  }
+  if (!startRender(container, "vs-edits", response, emptyText)) return;
   if (!response.edits.length) {
     renderMessage(container, EDITS_EMPTY);
     return;

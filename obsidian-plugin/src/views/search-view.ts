@@ -1,14 +1,14 @@
 // Sidebar search pane: keeps its query, mode and results (also across restarts of Obsidian, through the
 // view state) and re-runs the search when the index changes.
 
-import { ItemView, debounce, type HoverPopover, type ViewStateResult, type WorkspaceLeaf } from "obsidian";
+import { debounce, type ViewStateResult, type WorkspaceLeaf } from "obsidian";
 
 import { SEARCH_VIEW, type PluginContext } from "../context";
 import { noteActions } from "../open";
 import type { SearchMode, SearchResponse } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
-import { describeError } from "../client";
-import { errorHint, renderError, renderMessage, renderSearchResults, renderSyntaxHelp } from "./render";
+import { SidecarPane } from "./pane";
+import { renderMessage, renderSearchResults, renderSyntaxHelp } from "./render";
 import { MODES, MODE_LABELS } from "./modes";
 
 interface SearchViewState {
@@ -16,8 +16,7 @@ interface SearchViewState {
   mode: SearchMode;
 }
 
-export class SearchView extends ItemView {
-  hoverPopover: HoverPopover | null = null;
+export class SearchView extends SidecarPane {
   private query = "";
   private mode: SearchMode;
   private response: SearchResponse | null = null;
@@ -30,21 +29,9 @@ export class SearchView extends ItemView {
   private typed = debounce(() => void this.run(true), 250, true);
   private readonly actions = noteActions(this.app, SEARCH_VIEW, this);
 
-  constructor(leaf: WorkspaceLeaf, private readonly ctx: PluginContext) {
-    super(leaf);
+  constructor(leaf: WorkspaceLeaf, ctx: PluginContext) {
+    super(leaf, ctx, { type: SEARCH_VIEW, title: "Sidecar search", icon: "search" });
     this.mode = ctx.settings.searchMode;
-  }
-
-  override getViewType(): string {
-    return SEARCH_VIEW;
-  }
-
-  override getDisplayText(): string {
-    return "Sidecar search";
-  }
-
-  override getIcon(): string {
-    return "search";
   }
 
   override getState(): Record<string, unknown> {
@@ -71,19 +58,17 @@ export class SearchView extends ItemView {
   }
 
   override async onOpen(): Promise<void> {
-    const root = this.contentEl;
-    root.empty();
-    root.addClass("vs-pane", "vs-search-pane");
-    const bar = root.createDiv({ cls: "vs-search-bar" });
-    this.inputEl = bar.createEl("input", {
-      type: "search", cls: "vs-search-input", placeholder: "Search…", value: this.query,
-      attr: { spellcheck: "false", "aria-label": "Search query" },
+    this.resultsEl = this.layOut("vs-search-pane", (root) => {
+      const bar = root.createDiv({ cls: "vs-search-bar" });
+      this.inputEl = bar.createEl("input", {
+        type: "search", cls: "vs-search-input", placeholder: "Search…", value: this.query,
+        attr: { spellcheck: "false", "aria-label": "Search query" },
+      });
+      this.modeEl = bar.createEl("select", { cls: "dropdown vs-mode-select", attr: { "aria-label": "Search mode" } });
+      for (const mode of MODES) this.modeEl.createEl("option", { text: MODE_LABELS[mode], value: mode });
+      this.modeEl.value = this.mode;
+      renderSyntaxHelp(root);
     });
-    this.modeEl = bar.createEl("select", { cls: "dropdown vs-mode-select", attr: { "aria-label": "Search mode" } });
-    for (const mode of MODES) this.modeEl.createEl("option", { text: MODE_LABELS[mode], value: mode });
-    this.modeEl.value = this.mode;
-    renderSyntaxHelp(root);
-    this.resultsEl = root.createDiv({ cls: "vs-pane-body" });
     this.registerDomEvent(this.inputEl, "input", () => {
       this.query = this.inputEl.value;
       this.typed();
@@ -133,7 +118,7 @@ export class SearchView extends ItemView {
     } catch (err) {
       if (seq !== this.seq) return;
       // The error replaces the list: never "Type to search." above it.
-      renderError(this.resultsEl, describeError(err), errorHint(err, this.ctx.sidecar.snapshot.errorHint));
+      this.showError(this.resultsEl, err);
     }
   }
 
