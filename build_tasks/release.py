@@ -24,15 +24,15 @@ import hashlib
 import json
 import re
 import shutil
-import sys
 import zipfile
 from pathlib import Path
 
 from build_tasks import protocol
 from build_tasks.common import LOCK, PLUGIN, ROOT, build_venv, say, sh
+from build_tasks.plugin import ARTIFACTS, npm, plugin_id
 
 BUILD_PINS = ("build==1.6.1",)
-PLUGIN_FILES = ("main.js", "manifest.json", "styles.css")
+BUILD_VENV = ROOT / "build" / "release-venv"
 MODELS = ROOT / "sidecar" / "models"
 
 
@@ -62,20 +62,17 @@ def check_versions() -> tuple[str, str]:
 
 
 def build_plugin(out: Path) -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SystemExit("npm was not found: install Node.js 20.19 or newer (it brings npm).")
+    exe = npm()
     if not (PLUGIN / "node_modules" / ".package-lock.json").exists():  # never wipe a tree in use
-        sh(npm, "ci", "--no-audit", "--no-fund", cwd=PLUGIN)
+        sh(exe, "ci", "--no-audit", "--no-fund", cwd=PLUGIN)
     if protocol.run(["--check"]) != 0:
         raise SystemExit("protocol types are stale: run `python3 build.py protocol`")
-    sh(npm, "run", "build", cwd=PLUGIN)
-    for name in (*PLUGIN_FILES, "versions.json"):
+    sh(exe, "run", "build", cwd=PLUGIN)
+    for name in (*ARTIFACTS, "versions.json"):
         shutil.copy2(PLUGIN / name, out / name)
 
 
-def build_python(out: Path) -> tuple[Path, Path]:
-    python = build_venv(ROOT / "build" / "release-venv", BUILD_PINS)
+def build_python(out: Path, python: Path) -> tuple[Path, Path]:
     staging = out / ".python"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -98,12 +95,12 @@ def missing_models(wheel: Path) -> list[str]:
 
 
 def plugin_zip(out: Path, version: str, wheel: Path) -> Path:
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    target = out / f"{manifest['id']}-{version}.zip"
+    folder = plugin_id()
+    target = out / f"{folder}-{version}.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name in PLUGIN_FILES:
-            zf.write(out / name, f"{manifest['id']}/{name}")
-        zf.write(wheel, f"{manifest['id']}/{wheel.name}", compress_type=zipfile.ZIP_STORED)  # already compressed
+        for name in ARTIFACTS:
+            zf.write(out / name, f"{folder}/{name}")
+        zf.write(wheel, f"{folder}/{wheel.name}", compress_type=zipfile.ZIP_STORED)  # already compressed
     return target
 
 
@@ -126,12 +123,13 @@ def run(args: list[str]) -> int:
     out, skip_plugin = opts.out.resolve(), opts.skip_plugin
     version, min_app = check_versions()
     out.mkdir(parents=True, exist_ok=True)
-    wheel, sdist = build_python(out)
+    python = build_venv(BUILD_VENV, BUILD_PINS)
+    wheel, sdist = build_python(out, python)
     if not skip_plugin:
         build_plugin(out)
         plugin_zip(out, version, wheel)
     if opts.wheelhouse:
-        wheelhouse(out, ROOT / "build" / "release-venv" / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python"))
+        wheelhouse(out, python)
     checksums(out)
     say(f"release {version} (Obsidian >= {min_app}) in {out}: {wheel.name}, {sdist.name}"
         + ("" if skip_plugin else ", the plugin files and its zip"))

@@ -37,6 +37,7 @@ from sidecar.vectors import Matrix, VectorTable
 if TYPE_CHECKING:
     from sidecar.app import VaultIndex
     from sidecar.embed import Embedder
+    from sidecar.snapshot import Snapshot
     from sidecar.vault import Vault
 
 Severity = Literal["error", "warning", "info"]
@@ -164,12 +165,10 @@ class DiskFiles:
 class Context:
     """Lazily loaded index data: a report of one section loads only what that section needs."""
 
-    def __init__(self, index: VaultIndex, suggest_items: int = SUGGEST_ITEMS,
-                 loaded: dict[str, Any] | None = None) -> None:
+    def __init__(self, index: VaultIndex, loaded: dict[str, Any] | None = None) -> None:
         """`loaded`: values of the cached properties below, already at hand (health_cache keeps them
         between reports and advances them by the notes that changed)."""
         self.index = index
-        self.suggest_items = suggest_items
         self.conn: sqlite3.Connection = index.reader()
         self.vault: Vault = index.indexer.vault
         self.embedder: Embedder | None = index.embedder
@@ -1073,11 +1072,9 @@ def _vector_coverage(ctx: Context) -> tuple[Counter[int], Counter[int]]:
     over every chunk); without one it holds no vectors, and the table is asked."""
     snap = ctx.index.snapshot()
     if ctx.embedder is not None and snap.sections:
-        live = snap.vector_notes[snap.vector_notes >= 0]
-        with_vectors = np.bincount(live, minlength=max(snap.sections) + 1) if len(live) else np.zeros(0, np.int64)
+        with_vectors = vector_rows_per_note(snap, max(snap.sections) + 1)
         total = Counter(snap.sections)
-        return Counter({n: k - int(with_vectors[n] if n < len(with_vectors) else 0) for n, k in total.items()
-                        if k > (with_vectors[n] if n < len(with_vectors) else 0)}), total
+        return Counter({n: k - int(with_vectors[n]) for n, k in total.items() if k > with_vectors[n]}), total
     have = VectorTable(ctx.conn, ctx.index.backend).ids()
     missing: Counter[int] = Counter()
     total = Counter()
@@ -1086,6 +1083,11 @@ def _vector_coverage(ctx: Context) -> tuple[Counter[int], Counter[int]]:
         if int(chunk_id) not in have:
             missing[int(note_id)] += 1
     return missing, total
+
+
+def vector_rows_per_note(snap: Snapshot, size: int = 0) -> Ints:
+    """Live matrix rows (section vectors) per note id, at least `size` long."""
+    return np.bincount(snap.vector_notes[snap.vector_notes >= 0], minlength=size)
 
 
 def _stale(ctx: Context) -> list[Item]:

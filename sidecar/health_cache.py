@@ -42,6 +42,7 @@ from sidecar.health import (
     load_tags,
     note_vectors,
     scan_disk,
+    vector_rows_per_note,
 )
 from sidecar.snapshot import Snapshot, current_generation
 
@@ -121,17 +122,17 @@ def _advance(index: VaultIndex, kept: Kept | None) -> Kept:
             kept.embedder is not index.embedder or kept.snapshot.matrix.shape[1:] != snap.matrix.shape[1:]:
         return _from_scratch(index, snap, signatures, started)
     loaded, following = _advanced(index, kept, snap, signatures, changed)
-    found = find_all(Context(index, suggest_items=0, loaded=loaded), snap.generation, started)
+    found = find_all(Context(index, loaded=loaded), snap.generation, started)
     log.debug("health: %d notes changed, findings in %.0f ms", len(changed), found.took_ms)
     return Kept(found, signatures, *following, index.embedder)
 
 
 def _from_scratch(index: VaultIndex, snap: Snapshot, signatures: dict[int, Signature], started: float) -> Kept:
-    ctx = Context(index, suggest_items=0)
+    ctx = Context(index)
     found = find_all(ctx, snap.generation, started)
     links_by_source = _by_source(ctx.links)
     resolution = _resolution(index)
-    return Kept(found, signatures, links_by_source, resolution, snap, _vector_rows(snap), time.monotonic(),
+    return Kept(found, signatures, links_by_source, resolution, snap, vector_rows_per_note(snap), time.monotonic(),
                 index.embedder)
 
 
@@ -160,7 +161,7 @@ def _advanced(index: VaultIndex, kept: Kept, snap: Snapshot, signatures: dict[in
     links_by_source = {s: v for s, v in kept.links_by_source.items() if s not in changed and s not in relinked}
     links_by_source.update(_by_source(load_links(conn, reread)))
     links = list(chain.from_iterable(links_by_source[s] for s in sorted(links_by_source)))
-    vector_rows = _vector_rows(snap)
+    vector_rows = vector_rows_per_note(snap)
     loaded: dict[str, Any] = {
         "notes": notes, "links": links,
         "body_chars": _replaced(old["body_chars"], changed, load_body_chars(conn, present)),
@@ -221,11 +222,6 @@ def _relinked(conn: Any, before: dict[int, tuple[int | None, bool]],
 
 
 # ---- vectors ---------------------------------------------------------------------------------
-def _vector_rows(snap: Snapshot) -> Ints:
-    live = snap.vector_notes[snap.vector_notes >= 0]
-    return np.bincount(live) if len(live) else np.zeros(0, np.int64)
-
-
 def _vector_notes_changed(kept: Kept, snap: Snapshot, rows: Ints, changed: set[int]) -> set[int]:
     """Notes whose note vector may differ: the changed notes, notes that gained or lost section vectors
     (embedded later), and notes whose sections became or stopped being template text (weights)."""

@@ -15,7 +15,6 @@ only when the hash of the served text differs, so a touch or an unrelated index 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
 import threading
@@ -28,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
 from sidecar.errors import NotFound, SidecarError
+from sidecar.indexer import content_digest
 from sidecar.snapshot import current_generation
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ class NoteSubscriptions:
             text = self.notes.text_of(path)
         except SidecarError:
             return None
-        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return content_digest(text)
 
 
 def add_subscriptions(server: VaultMCP, notes: NoteResources) -> NoteSubscriptions:

@@ -83,7 +83,7 @@ def test_a_page_after_an_edit_reflects_it(live: VaultIndex, demo_copy: Path) -> 
 
 
 def scratch(index: VaultIndex) -> health.Findings:
-    return health.find_all(health.Context(index, suggest_items=0), "scratch", time.perf_counter())
+    return health.find_all(health.Context(index), "scratch", time.perf_counter())
 
 
 def same_findings(index: VaultIndex) -> None:
