@@ -203,7 +203,16 @@ def _vec_capable_first(drivers: list[tuple[str, ModuleType]]) -> list[tuple[str,
     return drivers if capable is None else [capable, *(d for d in drivers if d is not capable)]
 
 
+_vec_probes: dict[str, bool] = {}  # driver -> it loads sqlite-vec: asked once a process (a failure too)
+
+
 def _loads_vec(name: str, module: ModuleType) -> bool:
+    if name not in _vec_probes:
+        _vec_probes[name] = _probe_vec(name, module)
+    return _vec_probes[name]
+
+
+def _probe_vec(name: str, module: ModuleType) -> bool:
     try:
         conn = module.connect(":memory:", check_same_thread=False)
     except Exception:
