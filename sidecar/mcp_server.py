@@ -129,7 +129,8 @@ Cursor = Annotated[str | None, Field(max_length=paging.MAX_CURSOR_CHARS, descrip
 
 # ---- results and errors ---------------------------------------------------------------------
 class NotAvailable(SidecarError):
-    kind = "not_available"
+    kind = "not_available"  # MCP only, not a JSON-RPC kind: the generic server error's code
+    code = SidecarError.code
 
 
 def ok(model: BaseModel, text: str | None = None) -> CallToolResult:
@@ -585,7 +586,7 @@ def outline_schema(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0)
 
 
 class VaultMCP(MCPServer[Any]):
-    """The SDK's server with our argument rules: an unknown tool is a protocol error (-32602); unknown,
+    """The SDK's server with our argument rules: an unknown tool is a protocol error (invalid params); unknown,
     missing or out-of-range arguments are a tool error naming the field and what it allows (the SDK
     would ignore unknown ones and answer the rest with pydantic's own text)."""
 

@@ -21,6 +21,7 @@ from sidecar.events import EventBus
 from sidecar.gate import ReadGate
 from sidecar.httpguard import MAX_BODY_BYTES, GuardSlot
 from sidecar.params import check_params
+from sidecar.protocol_types import ERROR_CODES
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +55,13 @@ def _wrap(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
         except SidecarError as exc:
             return Error(exc.code, exc.message, {"kind": exc.kind, **exc.data})
         except TypeError as exc:  # wrong parameter types reaching the core
-            return Error(-32602, f"invalid params: {exc}")
+            return Error(InvalidParams.code, f"invalid params: {exc}")
         except Exception as exc:
             busy = busy_from(exc)
             if busy is not None:
                 return Error(busy.code, busy.message, {"kind": busy.kind, **busy.data})
             log.exception("internal error")
-            return Error(-32000, f"internal error: {type(exc).__name__}")
+            return Error(SidecarError.code, f"internal error: {type(exc).__name__}")
 
     return method
 
@@ -129,9 +130,9 @@ def _is_batch(body: str) -> bool:
     return body.lstrip(" \t\r\n").startswith("[")
 
 
-def _rpc_error(code: int, kind: str, message: str) -> web.Response:
+def _rpc_error(kind: str, message: str) -> web.Response:
     return web.json_response({"jsonrpc": "2.0", "id": None,
-                              "error": {"code": code, "message": message, "data": {"kind": kind}}})
+                              "error": {"code": ERROR_CODES[kind], "message": message, "data": {"kind": kind}}})
 
 
 def json_error(status: int, code: str, message: str) -> web.Response:
@@ -214,9 +215,9 @@ def build_app(service: Service, slot: GuardSlot, watch: ConnectionWatch | None =
         try:
             body = (await request.read()).decode("utf-8")
         except UnicodeDecodeError:  # invalid UTF-8 is not JSON: the spec's parse error, not a 500
-            return _rpc_error(-32700, "parse_error", "Parse error: the body is not UTF-8")
+            return _rpc_error("parse_error", "Parse error: the body is not UTF-8")
         if _is_batch(body):  # one request per POST (protocol/README.md): a batch would hold the read gate for all
-            return _rpc_error(-32600, "invalid_request", "Invalid request: batches are not supported, "
+            return _rpc_error("invalid_request", "Invalid request: batches are not supported, "
                               "send one request object per POST")
         reply = await async_dispatch(body, methods=methods)
         if not reply:
