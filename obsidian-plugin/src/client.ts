@@ -5,6 +5,7 @@ import * as http from "http";
 import { clearTimeout, setTimeout } from "timers";
 import { requestUrl } from "obsidian";
 
+import { backoffDelay, type BackoffSchedule } from "./backoff";
 import {
   ERROR_CODES,
   type ErrorKind,
@@ -77,9 +78,12 @@ export interface ClientOptions {
   token: string;
   host?: string;
   timeoutMs?: number;
-  /** Retries for retryable errors (busy), with 150 ms, 450 ms, ... between them. */
+  /** Retries for retryable errors (busy), BUSY_BACKOFF apart (150 ms, 450 ms, ...). */
   retries?: number;
 }
+
+/** Between retries of a call the sidecar answered "busy": 150 ms, tripled per retry (2 retries by default). */
+const BUSY_BACKOFF: BackoffSchedule = { initialMs: 150, factor: 3, maxMs: 5_000 };
 
 export class SidecarClient {
   readonly port: number;
@@ -109,7 +113,7 @@ export class SidecarClient {
         return await this.callOnce(method, params);
       } catch (err) {
         if (err instanceof RpcError && err.kind === "busy" && attempt < this.retries) {
-          await sleep(150 * Math.pow(3, attempt));
+          await sleep(backoffDelay(attempt + 1, BUSY_BACKOFF));
           continue;
         }
         throw err;
@@ -245,7 +249,7 @@ export type EventHandlers = {
 };
 
 export interface SubscribeOptions {
-  /** First reconnect delay; doubles up to maxDelayMs. */
+  /** First reconnect delay; doubles per failed reconnect up to maxDelayMs (backoff.ts). */
   initialDelayMs?: number;
   maxDelayMs?: number;
   /** Reconnect when nothing (not even a ping) arrived for this long. */
@@ -257,7 +261,9 @@ export class EventSubscription {
   private request: http.ClientRequest | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
-  private delay: number;
+  private readonly backoff: BackoffSchedule;
+  /** Reconnects since the stream last answered. */
+  private failures = 0;
   private connectedNow = false;
 
   constructor(
@@ -267,7 +273,7 @@ export class EventSubscription {
     private readonly handlers: EventHandlers,
     private readonly opts: SubscribeOptions,
   ) {
-    this.delay = opts.initialDelayMs ?? 1000;
+    this.backoff = { initialMs: opts.initialDelayMs ?? 1000, factor: 2, maxMs: opts.maxDelayMs ?? 15_000 };
     this.connect();
   }
 
@@ -315,7 +321,7 @@ export class EventSubscription {
         req.destroy(new Error(`HTTP ${res.statusCode ?? "?"} from /events`));
         return;
       }
-      this.delay = this.opts.initialDelayMs ?? 1000;
+      this.failures = 0;
       this.setConnected(true);
       this.touch();
       res.setEncoding("utf8");
@@ -354,12 +360,10 @@ export class EventSubscription {
     this.request = null;
     if (this.closed || this.retryTimer) return;
     this.setConnected(false, reason);
-    const delay = this.delay;
-    this.delay = Math.min(this.opts.maxDelayMs ?? 15_000, this.delay * 2);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.connect();
-    }, delay);
+    }, backoffDelay(++this.failures, this.backoff));
   }
 }
 

@@ -15,6 +15,7 @@ import { randomBytes } from "crypto";
 import * as path from "path";
 import { clearTimeout, setTimeout } from "timers";
 
+import { backoffDelay, type BackoffSchedule } from "./backoff";
 import { PROTOCOL_VERSION } from "./protocol.gen";
 import { currentHost, installedSidecar, isExecutable } from "./setup/install";
 import { extraDirs, MIN_PYTHON, parsePythonVersion, pythonTooOld } from "./setup/python";
@@ -107,10 +108,8 @@ export type ProcessState =
   | { phase: "restarting"; attempt: number; delayMs: number; error: SidecarStartError }
   | { phase: "failed"; error: SidecarStartError };
 
-export interface BackoffOptions {
-  initialMs: number;
-  maxMs: number;
-  factor: number;
+/** When to restart (backoff.ts's schedule), when a run counts as healthy, when to give up. */
+export interface BackoffOptions extends BackoffSchedule {
   /** A run that lasted this long resets the attempt counter. */
   resetAfterMs: number;
   /** Consecutive failed starts or crashes before giving up. */
@@ -304,11 +303,6 @@ export function classifyEarlyExit(stderr: string[], exitCode: number | null, com
   }
   return new SidecarStartError("exited",
     `The sidecar exited before it was ready (exit code ${exitCode ?? "none"}).`, opts);
-}
-
-/** Delay before restart number `attempt` (1-based). */
-export function backoffDelay(attempt: number, b: BackoffOptions = DEFAULT_BACKOFF): number {
-  return Math.min(b.maxMs, b.initialMs * Math.pow(b.factor, Math.max(0, attempt - 1)));
 }
 
 class LineBuffer {

@@ -3,10 +3,11 @@ import { tmpdir } from "os";
 import * as path from "path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
+import { backoffDelay } from "../src/backoff";
 import {
+  DEFAULT_BACKOFF,
   SidecarProcess,
   SidecarStartError,
-  backoffDelay,
   classifyEarlyExit,
   parseHandshake,
   protocolCompatible,
@@ -138,9 +139,8 @@ describe("pure helpers", () => {
     expect(protocolCompatible("2.0.0", "1.0.0")).toBe(false);
   });
 
-  it("computes exponential back-off with a cap", () => {
-    const b = { initialMs: 500, factor: 2, maxMs: 30_000, resetAfterMs: 0, maxAttempts: 9 };
-    expect([1, 2, 3, 4, 10].map((a) => backoffDelay(a, b))).toEqual([500, 1000, 2000, 4000, 30_000]);
+  it("restarts on the default schedule: 0.5 s doubling to 30 s", () => {
+    expect([1, 2, 3, 4, 10].map((a) => backoffDelay(a, DEFAULT_BACKOFF))).toEqual([500, 1000, 2000, 4000, 30_000]);
   });
 
   it("classifies early exits from stderr", () => {
