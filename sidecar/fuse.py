@@ -84,7 +84,20 @@ def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, 
         return "high"
     if score is None:
         return "medium" if lexical_coverage >= 0.5 else "low"
-    if score >= t.high and not exact_missing:
+    band = threshold_band(score, t)
+    return "medium" if band == "high" and exact_missing else band
+
+
+def related_band(similarity: float | None, linked: bool, t: Thresholds) -> str:
+    """high / medium / low for one related note: its best section's cosine on the same thresholds; a
+    note linked with this one (it links here, or shares links) is at least medium whatever its text."""
+    band = "low" if similarity is None else threshold_band(similarity, t)
+    return "medium" if band == "low" and linked else band
+
+
+def threshold_band(score: float, t: Thresholds) -> str:
+    """The one place a score meets the band thresholds."""
+    if score >= t.high:
         return "high"
     if score >= t.low:
         return "medium"

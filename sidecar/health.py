@@ -31,7 +31,7 @@ import numpy.typing as npt
 from sidecar.embed import unit_rows
 from sidecar.errors import InvalidParams
 from sidecar.linkres import PathIndex
-from sidecar.related import RelatedWeights
+from sidecar.related import RelatedWeights, related_score
 from sidecar.vectors import Matrix, VectorTable
 
 if TYPE_CHECKING:
@@ -367,11 +367,9 @@ def block_rows(columns: int) -> int:
 def suggestion_scores(cosines: npt.NDArray[np.float32], links_here: npt.NDArray[np.float32],
                       tag_counts: npt.NDArray[np.float32],
                       weights: RelatedWeights = RELATED_WEIGHTS) -> npt.NDArray[np.float32]:
-    """related()'s scoring: meaning, plus a bonus for notes that link here (1.0 where one does) and
-    for shared tags (up to 3). Any shape: one note's row, or a block of them."""
-    score = (weights.semantic * np.maximum(cosines, 0.0) + weights.shared_tags * np.minimum(tag_counts, 3)
-             + weights.links_here * links_here)
-    return score.astype(np.float32)
+    """related()'s score (related_score) without shared links: co-citation for every pair of notes
+    would cost a notes x notes product. Any shape: one note's row, or a block of them."""
+    return np.asarray(related_score(cosines, links_here, 0.0, tag_counts, weights), dtype=np.float32)
 
 
 def best_rows_each(score: npt.NDArray[np.float32], k: int) -> list[list[tuple[int, float]]]:

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from sidecar.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.boilerplate import template_key
 from sidecar.chunk import chunk_note
 from sidecar.embed import Embedder
 from sidecar.errors import InvalidParams, NotFound
-from sidecar.fuse import Thresholds
+from sidecar.fuse import Thresholds, related_band
 from sidecar.lexical import make_snippet
 from sidecar.parse import parse_note
 from sidecar.redact import redact
@@ -56,6 +57,26 @@ class RelatedWeights:
     shared_links: float = 0.12  # per shared target, up to 4
     shared_tags: float = 0.05  # per shared tag, up to 3
     other_sections: float = 0.6  # weight of sections away from the cursor
+
+
+Signal = float | npt.NDArray[np.float32]  # one note's figure, or a block of notes' (health's suggestions)
+
+
+def related_score(similarity: Signal, links_here: Signal, shared_links: Signal, shared_tags: Signal,
+                  w: RelatedWeights) -> float | npt.NDArray[np.floating[Any]]:
+    """The one related-notes score, for one note or many at once: meaning, plus a bonus for a note
+    that links here (1.0 where one does), per shared link target (up to 4) and per shared tag (up to 3).
+    Plain numbers stay Python floats, so a float32 block stays float32."""
+    return (w.semantic * _at_least(similarity, 0.0) + w.links_here * links_here
+            + w.shared_links * _at_most(shared_links, 4) + w.shared_tags * _at_most(shared_tags, 3))
+
+
+def _at_least(x: Signal, floor: float) -> Signal:
+    return np.maximum(x, floor) if isinstance(x, np.ndarray) else max(x, floor)
+
+
+def _at_most(x: Signal, cap: float) -> Signal:
+    return np.minimum(x, cap) if isinstance(x, np.ndarray) else min(x, cap)
 
 
 @dataclass
@@ -180,10 +201,8 @@ class Related:
             entry(target)
         out.pop(src.note_id, None) if src.note_id is not None else None
         for e in out.values():
-            e["score"] = (self.w.semantic * max(0.0, e["sim"] or 0.0)
-                          + self.w.links_here * e["links_here"]
-                          + self.w.shared_links * min(e["shared_links"], 4)
-                          + self.w.shared_tags * min(e["shared_tags"], 3))
+            e["score"] = float(related_score(e["sim"] or 0.0, float(e["links_here"]), float(e["shared_links"]),
+                                             float(e["shared_tags"]), self.w))
         return out
 
     def _semantic(self, src: Source, entry: Any) -> None:
@@ -240,8 +259,7 @@ class Related:
                 continue
             chunk = self._best_chunk(note_id, e["chunk"])
             sim = e["sim"]
-            band = "high" if sim is not None and sim >= self.thresholds.high else (
-                "medium" if (sim is not None and sim >= self.thresholds.low) or e["links_here"] or e["shared_links"] else "low")
+            band = related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds)
             results.append({
                 "path": note[0], "title": note[1], "folder": posixpath.dirname(note[0]),
                 "score": round(e["score"], 4), "band": band,

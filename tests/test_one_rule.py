@@ -1,0 +1,70 @@
+"""One place per rule (issue 18): each rule below has one implementation, and these tests fail when
+a second copy appears or the callers' answers drift from it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sidecar.app import VaultIndex
+from sidecar.fuse import Thresholds, band_for, related_band, threshold_band
+from sidecar.health import suggestion_scores
+from sidecar.related import RelatedWeights, related_score
+
+SIDECAR = Path(__file__).resolve().parent.parent / "sidecar"
+
+
+def _modules() -> list[tuple[str, ast.Module]]:
+    return [(p.name, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(SIDECAR.rglob("*.py"))]
+
+
+def test_only_fuse_compares_scores_with_the_band_thresholds() -> None:
+    """`x >= thresholds.high` written anywhere but fuse.py is a second band rule."""
+    found = []
+    for name, tree in _modules():
+        for node in ast.walk(tree):
+            if name != "fuse.py" and isinstance(node, ast.Compare) and any(
+                    isinstance(side, ast.Attribute) and side.attr in ("high", "low")
+                    for side in (node.left, *node.comparators)):
+                found.append(f"{name}:{node.lineno}")
+    assert found == []
+
+
+def test_related_and_search_bands_share_the_thresholds() -> None:
+    t = Thresholds(high=0.8, low=0.5)
+    for score in (0.2, 0.5, 0.79, 0.8, 0.95):
+        assert related_band(score, False, t) == threshold_band(score, t) == band_for(score, 0.0, False, False, t)
+    assert related_band(0.2, True, t) == "medium"  # linked notes are at least medium
+    assert related_band(0.9, True, t) == "high"
+    assert related_band(None, False, t) == "low" and related_band(None, True, t) == "medium"
+    assert band_for(0.9, 0.0, False, True, t) == "medium"  # a number the query names is missing: not high
+
+
+def test_health_suggestions_score_like_related_notes() -> None:
+    """Health's block scoring is related_score on arrays: the same numbers as one related() entry."""
+    rng = np.random.default_rng(7)
+    cosines = rng.uniform(-0.5, 1.0, (4, 6)).astype(np.float32)
+    links_here = (rng.uniform(size=(4, 6)) > 0.7).astype(np.float32)
+    tags = rng.integers(0, 6, (4, 6)).astype(np.float32)
+    w = RelatedWeights()
+    block = suggestion_scores(cosines, links_here, tags, w)
+    assert block.dtype == np.float32
+    for i, j in np.ndindex(block.shape):
+        one = related_score(float(cosines[i, j]), float(links_here[i, j]), 0.0, float(tags[i, j]), w)
+        assert block[i, j] == pytest.approx(one, abs=1e-6)
+    assert related_score(0.5, 1.0, 9.0, 9.0, w) == pytest.approx(0.5 + 1.0 + 4 * w.shared_links + 3 * w.shared_tags)
+
+
+def test_related_ranks_by_related_score(demo_index: VaultIndex) -> None:
+    """The pane's scores are related_score of the reasons it gives (no second formula in _score)."""
+    path = str(demo_index.reader().execute("SELECT path FROM notes ORDER BY path LIMIT 1").fetchone()[0])
+    results = demo_index.related(path=path, limit=20)["results"]
+    assert results and any(r["similarity"] for r in results)
+    for r in results:
+        kinds = {x["kind"]: x.get("count", 1) for x in r["reasons"]}
+        expected = related_score(r["similarity"] or 0.0, float("links_here" in kinds), float(kinds.get("shares_links", 0)),
+                                 float(kinds.get("shares_tags", 0)), RelatedWeights())
+        assert r["score"] == pytest.approx(expected, abs=1e-3)
