@@ -209,22 +209,13 @@ def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[i
     """Chunk ids of the k nearest chunks (best first), and each of their notes' best cosine."""
     if len(snap.vector_ids) == 0:
         return [], {}
-    sims = snap.matrix @ query_vector.astype(np.float32)
-    if snap.weighted:
-        sims *= snap.row_weights  # a footer every note shares is no answer, however close its words; a dead row 0
-    if allowed is not None:
-        mask = np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-        sims = np.where(mask, sims, -2.0)
-    k = min(k, len(sims))
-    top = np.argpartition(-sims, k - 1)[:k]
-    top = top[np.argsort(-sims[top])]
-    top = top[sims[top] > 0.0]  # filtered-out rows, and chunks pointing away from the query
-    chunk_ids = [int(snap.vector_ids[i]) for i in top]
+    mask = None if allowed is None else \
+        np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+    top, sims = snap.nearest(query_vector.astype(np.float32), k, mask)
     note_best: dict[int, float] = {}
-    for i in top:
-        note = int(snap.vector_notes[i])
-        note_best[note] = max(note_best.get(note, -1.0), float(sims[i]))
-    return chunk_ids, note_best
+    for note, sim in zip(snap.vector_notes[top].tolist(), sims.tolist(), strict=True):
+        note_best.setdefault(note, sim)  # best first: the first is the note's best
+    return snap.vector_ids[top].tolist(), note_best
 
 
 @dataclass
