@@ -7,6 +7,7 @@
     python3 build.py model             rebuild the embedded model (throwaway venv, torch)
     python3 build.py model-multilingual [--clean] [--naive]  build the multilingual model (build venv, teacher)
     python3 build.py protocol [--check]  generate Python/TypeScript types from protocol/
+    python3 build.py settings [--check]  write docs/settings.md's tables from sidecar/config.py
     python3 build.py plugin [--install VAULT]  build the Obsidian plugin (and install it)
     python3 build.py release [--out DIR] [--wheelhouse]  dist/: the plugin (files, zip, versions.json), wheel, sdist
     python3 build.py bench [...]       run the benchmark scripts in bench/
@@ -23,7 +24,7 @@ import importlib
 import sys
 from pathlib import Path
 
-TASKS = ("demo", "test", "setup", "model", "model-multilingual", "protocol", "plugin", "release", "bench", "eval", "attack", "lock")
+TASKS = ("demo", "test", "setup", "model", "model-multilingual", "protocol", "settings", "plugin", "release", "bench", "eval", "attack", "lock")
 
 
 def main(argv: list[str]) -> int:

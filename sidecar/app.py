@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sidecar import __version__, notes_api
-from sidecar.config import Settings
+from sidecar.config import HOLD_MODEL_ENV, Settings, env_text
 from sidecar.db import SCHEMA_VERSION, connect
 from sidecar.embed import DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
 from sidecar.errors import IndexNotReady, InvalidParams, NotFound
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REDACTION_RULES = "redaction_rules"  # meta key: fingerprint of the rules the stored text went through
-HOLD_MODEL_ENV = "SIDECAR_TEST_HOLD_MODEL"  # tests only: see _hold_for_tests
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,7 +367,7 @@ def _load_model(model: str | None) -> tuple[Embedder | None, ModelState]:
 def _hold_for_tests() -> None:
     """SIDECAR_TEST_HOLD_MODEL=PATH: the model waits until PATH exists (at most a minute), so a test
     sees the loading state for as long as it needs, with no timing involved (tests/test_startup.py)."""
-    hold = os.environ.get(HOLD_MODEL_ENV)
+    hold = env_text(HOLD_MODEL_ENV)
     deadline = time.monotonic() + 60
     while hold and not os.path.exists(hold) and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -27,6 +27,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 
+from sidecar.config import Settings
 from sidecar.notes import Chunk, ParsedNote
 from sidecar.parse import FenceSpan, find_fences
 
@@ -423,7 +424,7 @@ def content_hash(heading_path: tuple[str, ...], text: str, context: str) -> str:
     return digest.hexdigest()
 
 
-def chunk_note(note: ParsedNote, max_chars: int = 1600, min_chars: int = 30) -> list[Chunk]:
+def chunk_note(note: ParsedNote, max_chars: int = Settings.chunk_chars, min_chars: int = 30) -> list[Chunk]:
     """Chunks of the note body in order; an empty or blank body gives none."""
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")

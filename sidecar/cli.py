@@ -15,7 +15,7 @@ from typing import Any
 
 from sidecar import __version__
 from sidecar.app import VaultIndex
-from sidecar.config import Settings, from_env, setting_help
+from sidecar.config import OBSIDIAN_CONFIG_ENV, SETTINGS, VAULT_ENV, Setting, Settings, default_text, env_text, from_env
 from sidecar.errors import SidecarError
 from sidecar.indexer import Progress
 
@@ -49,36 +49,67 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
     for name, (handler, help_text, extra) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
-        _common_options(cmd)
+        _common_options(cmd, name)
         extra(cmd)
         cmd.set_defaults(handler=handler)
     return parser
 
 
-def _common_options(cmd: argparse.ArgumentParser) -> None:
-    helps = setting_help()
-    cmd.add_argument("--vault", type=Path, default=os.environ.get("SIDECAR_VAULT"),
-                     help="the Obsidian vault folder (env SIDECAR_VAULT)")
-    cmd.add_argument("--index", type=Path, dest="index_dir", help=helps["index_dir"][0] + " (env SIDECAR_INDEX_DIR)")
-    cmd.add_argument("--model", help=helps["model"][0] + " (env SIDECAR_MODEL)")
-    cmd.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
-                     help=helps["exclude"][0] + " (repeatable)")
+def _common_options(cmd: argparse.ArgumentParser, command: str) -> None:
+    for setting in SETTINGS:
+        if setting.commands is None or command in setting.commands:
+            _setting_option(cmd, setting)
     cmd.add_argument("--json", action="store_true", help="print JSON instead of text")
     cmd.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
 
 
+def _setting_option(cmd: argparse.ArgumentParser, s: Setting) -> None:
+    """The flag of one declared setting. Its default is None (not given), so from_env can tell a flag
+    from a variable and a variable from the declared default."""
+    shown = ("required" if s.required else f"default {default_text(s)}") + (f"; env {s.env}" if s.env else "")
+    if s.kind is bool:
+        cmd.add_argument(s.flag, dest=s.name, action=argparse.BooleanOptionalAction, help=f"{s.help} ({shown})")
+    elif s.kind is tuple:
+        cmd.add_argument(s.flag, dest=s.name, action="append", metavar="PATTERN", help=f"{s.help} ({shown})")
+    else:
+        cmd.add_argument(s.flag, dest=s.name, type=_flag_parser(s), metavar=_METAVARS.get(s.kind, s.name.upper()),
+                         help=f"{s.help} ({shown})")
+
+
+_METAVARS: dict[type, str] = {Path: "PATH", int: "N", float: "N", str: "NAME"}
+
+
+def _flag_parser(s: Setting) -> Callable[[str], object]:
+    def parse(text: str) -> object:
+        try:
+            return s.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
 def open_index(args: argparse.Namespace, **kwargs: Any) -> VaultIndex:
-    if not args.vault:
-        raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
     settings = settings_from(args)
     if not settings.vault.is_dir():
-        raise FileNotFoundError(f"vault folder not found: {args.vault}")
+        raise FileNotFoundError(f"vault folder not found: {settings.vault}")
     return VaultIndex(settings, **kwargs)
 
 
+def given_vault(args: argparse.Namespace) -> Path | None:
+    """--vault, else the vault's environment variable, else None."""
+    text = env_text(VAULT_ENV)
+    return args.vault or (Path(text).expanduser() if text else None)
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
-    return from_env(Path(args.vault), index_dir=args.index_dir, model=args.model,
-                    exclude=tuple(args.exclude) or None, allow_writes=getattr(args, "allow_writes", None) or None)
+    """Settings from the flags this command has (None: not given) over the environment."""
+    vault = given_vault(args)
+    if vault is None:
+        raise ValueError(f"which vault? pass --vault PATH (or set {VAULT_ENV})")
+    given = {s.name: getattr(args, s.name, None) for s in SETTINGS if s.name != "vault"}
+    given["exclude"] = tuple(given["exclude"]) if given["exclude"] else None
+    return from_env(vault, **given)
 
 
 def emit(args: argparse.Namespace, payload: object, text: Callable[[], str]) -> None:
@@ -253,8 +284,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from sidecar.server import ServeOptions, serve  # noqa: PLC0415  (aiohttp/uvicorn load only here)
 
-    if not args.vault:
-        raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
     settings = settings_from(args)
     options = ServeOptions(rpc_port=args.rpc_port, mcp_port=None if args.no_mcp else args.mcp_port,
                            watch=not args.no_watch, exit_with_parent=not args.no_parent_watch,
@@ -266,7 +295,6 @@ def _serve_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--rpc-port", type=int, default=0, help="JSON-RPC port on 127.0.0.1 (0: pick a free one)")
     cmd.add_argument("--mcp-port", type=int, default=0, help="MCP port on 127.0.0.1 (0: pick a free one)")
     cmd.add_argument("--no-mcp", action="store_true", help="serve JSON-RPC only")
-    _allow_writes_option(cmd)
     cmd.add_argument("--no-watch", action="store_true", help="no file watcher (the periodic reconcile still runs)")
     cmd.add_argument("--reconcile-seconds", type=float, metavar="S",
                      help="rescan the whole vault every S seconds, for events the OS dropped (default 60)")
@@ -277,8 +305,6 @@ def cmd_mcp_config(args: argparse.Namespace) -> int:
     from sidecar.mcp_config import client_config, config_text  # noqa: PLC0415
     from sidecar.tokens import mcp_token  # noqa: PLC0415
 
-    if not args.vault:
-        raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
     settings = settings_from(args)
     port = _mcp_port_in_use(settings, args.port)
     config = client_config(settings, port, mcp_token() if port else None)
@@ -399,8 +425,6 @@ def _calibrate_options(cmd: argparse.ArgumentParser) -> None:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from sidecar.doctor import checks_text, run_checks  # noqa: PLC0415
 
-    if not args.vault:
-        raise ValueError("which vault? pass --vault PATH (or set SIDECAR_VAULT)")
     settings = settings_from(args)
     checks = run_checks(settings)
     emit(args, [c.to_json() for c in checks], lambda: checks_text(checks))
@@ -480,30 +504,18 @@ class _StdoutToStderr:
 
 def _mcp_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout (for agent configurations)")
-    _allow_writes_option(cmd)
-
-
-def _allow_writes_option(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--allow-writes", action="store_true", help=setting_help()["allow_writes"][0] + " (off: read-only)")
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from sidecar.context import context_band, context_results, format_context, index_not_ready  # noqa: PLC0415
-    from sidecar.redact import redact  # noqa: PLC0415
+    from sidecar.context import context_answer  # noqa: PLC0415
 
     query = _context_query(args.text)
     index = open_index(args)
-    problem = index_not_ready(index.status())
-    if problem is not None:
-        raise problem
+    index.require_index()
     result = index.search(query, limit=args.limit, mode=args.mode, max_tokens=args.max_tokens,
                           filters={"folder": args.folder, "tag": args.tag})
-    block = redact(format_context(result, args.max_tokens)).text
-    sources = [{k: r[k] for k in ("path", "title", "heading", "start_line", "end_line", "band")}
-               for r in context_results(result)]
-    band, caveat = context_band(result)
-    payload = {"query": result["query"], "band": band, "caveat": caveat, "markdown": block, "sources": sources}
-    emit(args, payload, lambda: block)
+    payload = context_answer(result, args.max_tokens)
+    emit(args, payload, lambda: str(payload["markdown"]))
     return 0
 
 
@@ -540,12 +552,12 @@ def cmd_init(args: argparse.Namespace) -> int:
     from sidecar.ports import served_mcp_port  # noqa: PLC0415
     from sidecar.vaults import config_dirs, known_vaults  # noqa: PLC0415
 
-    if not args.vault:
+    if given_vault(args) is None:
         dirs = [args.obsidian_config] if args.obsidian_config else config_dirs()
         args.vault = pick_vault(known_vaults(dirs), _ask, dirs)  # InitStopped is a ValueError: exit 2
     settings = settings_from(args)
     if not settings.vault.is_dir():
-        raise FileNotFoundError(f"vault folder not found: {args.vault}")
+        raise FileNotFoundError(f"vault folder not found: {settings.vault}")
     print(f"setting up {settings.vault} (index {settings.index_dir})", file=sys.stderr)
     result = init_vault(settings, _progress_printer(lines=True),
                         lambda checks: print(checks_text(checks), file=sys.stderr, flush=True),
@@ -583,7 +595,7 @@ def _init_text(r: dict[str, Any]) -> str:
 
 def _init_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--obsidian-config", type=Path, metavar="DIR",
-                     help="Obsidian's config folder holding obsidian.json (default: the system's; env OBSIDIAN_CONFIG_DIR)")
+                     help=f"Obsidian's config folder holding obsidian.json (default: the system's; env {OBSIDIAN_CONFIG_ENV})")
 
 
 COMMANDS["init"] = (cmd_init, "set a vault up: pick it from Obsidian's list, check, index, print agent configuration",

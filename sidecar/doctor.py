@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sidecar.config import Settings
+from sidecar.config import MCP_TOKEN_ENV, Settings, env_text
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,8 @@ def check_tokens() -> Check:
     from sidecar.tokens import mcp_token_file  # noqa: PLC0415
 
     path = mcp_token_file()
-    if os.environ.get("SIDECAR_MCP_TOKEN"):
-        return Check("tokens", "ok", "MCP token from SIDECAR_MCP_TOKEN")
+    if env_text(MCP_TOKEN_ENV):
+        return Check("tokens", "ok", f"MCP token from {MCP_TOKEN_ENV}")
     if not path.exists():
         return Check("tokens", "ok", f"MCP token will be created (0600) at {path} on first serve")
     mode = stat.S_IMODE(path.stat().st_mode)

@@ -8,10 +8,10 @@ import shutil
 import sys
 from typing import Any
 
+from sidecar.config import MCP_TOKEN_ENV as TOKEN_ENV
 from sidecar.config import Settings
 
 SERVER_NAME = "vault-sidecar"
-TOKEN_ENV = "SIDECAR_MCP_TOKEN"  # noqa: S105  (a variable name, not a secret)
 
 
 def sidecar_argv() -> list[str]:

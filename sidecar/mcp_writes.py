@@ -15,6 +15,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from sidecar import paging
+from sidecar.config import Settings
 from sidecar.mcp_models import BatchOut, EditInfo, EditOut, HistoryOut, VersionInfo
 from sidecar.writes import NoteWriter, edit_record
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 WritePath = Annotated[str, Field(min_length=1, max_length=1024, description="Vault path, e.g. 'Projects/Alpha.md'.")]
 Hash = Annotated[str, Field(min_length=1, max_length=64, description="content_hash from read_note.")]
-Content = Annotated[str, Field(max_length=2_000_000, description="Markdown.")]
+Content = Annotated[str, Field(max_length=Settings.max_file_bytes, description="Markdown.")]
 
 class MoveItem(BaseModel):
     path: WritePath

@@ -8,11 +8,10 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
-from sidecar.config import config_dir
+from sidecar.config import MCP_TOKEN_ENV, RPC_TOKEN_ENV, config_dir, env_text
 from sidecar.private import write_private
 
 TOKEN_BYTES = 32
@@ -20,7 +19,7 @@ TOKEN_BYTES = 32
 
 def rpc_token(index_dir: Path) -> tuple[str, Path | None]:
     """(token, file it was written to or None when it came from the environment)."""
-    given = os.environ.get("SIDECAR_RPC_TOKEN", "").strip()
+    given = env_text(RPC_TOKEN_ENV)
     if given:
         return given, None
     token = secrets.token_urlsafe(TOKEN_BYTES)
@@ -37,10 +36,10 @@ MIN_MCP_TOKEN_CHARS = 16  # a short chosen token is guessable by anything that c
 
 
 def mcp_token() -> str:
-    given = os.environ.get("SIDECAR_MCP_TOKEN", "").strip()
+    given = env_text(MCP_TOKEN_ENV)
     if given:
         if len(given) < MIN_MCP_TOKEN_CHARS:
-            raise ValueError(f"SIDECAR_MCP_TOKEN is {len(given)} character(s) long; use at least "
+            raise ValueError(f"{MCP_TOKEN_ENV} is {len(given)} character(s) long; use at least "
                              f"{MIN_MCP_TOKEN_CHARS} (or unset it to get a generated one)")
         return given
     path = mcp_token_file()

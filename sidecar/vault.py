@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 import pathspec
 
-from sidecar.config import Settings
+from sidecar.config import SETTING, Settings
 from sidecar.redact import redact
 
 INDEXIGNORE = ".indexignore"
@@ -63,8 +63,8 @@ def nfc(text: str) -> str:
 
 
 class Vault:
-    def __init__(self, root: Path, extra_excludes: tuple[str, ...] = (), max_file_bytes: int = 2_000_000,
-                 allow_hardlinks: bool = False) -> None:
+    def __init__(self, root: Path, extra_excludes: tuple[str, ...] = (), max_file_bytes: int = Settings.max_file_bytes,
+                 allow_hardlinks: bool = Settings.allow_hardlinks) -> None:
         self.root = root.expanduser().resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"vault folder not found: {root}")
@@ -296,11 +296,12 @@ class Vault:
     def file_refusal(self, st: os.stat_result) -> str | None:
         """Why a note's file (by its stat) is not indexed, or None. The one place for both rules."""
         if st.st_size > self.max_file_bytes:
-            return f"too large: {st.st_size:,} bytes (limit {self.max_file_bytes:,})"
+            return f"too large: {st.st_size:,} bytes (limit {self.max_file_bytes:,}, {SETTING['max_file_bytes'].flag})"
         if st.st_nlink > 1 and not self.allow_hardlinks:
             # The other name may be outside the vault, in .obsidian/ or excluded: nothing here can tell.
+            allow = SETTING["allow_hardlinks"]
             return (f"hard-linked ({st.st_nlink} names for one file): not indexed unless "
-                    "SIDECAR_ALLOW_HARDLINKS=1 (docs/security.md)")
+                    f"{allow.env}=1 or {allow.flag} (docs/security.md)")
         return None
 
 

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-CONFIG_ENV = "OBSIDIAN_CONFIG_DIR"  # a folder holding obsidian.json: tests, portable installs
+from sidecar.config import OBSIDIAN_CONFIG_ENV
+
 LIST_FILE = "obsidian.json"
 
 
@@ -35,8 +36,8 @@ def config_dirs(platform: str = sys.platform, env: Mapping[str, str] = os.enviro
                 home: Path | None = None) -> list[Path]:
     """Where Obsidian may keep obsidian.json on `platform` (sys.platform values), most likely first."""
     home = home or Path.home()
-    if env.get(CONFIG_ENV):
-        return [Path(env[CONFIG_ENV])]
+    if env.get(OBSIDIAN_CONFIG_ENV):  # a folder holding obsidian.json: tests, portable installs
+        return [Path(env[OBSIDIAN_CONFIG_ENV])]
     if platform == "win32":
         appdata = env.get("APPDATA") or str(home / "AppData" / "Roaming")
         return [Path(appdata) / "obsidian"]

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.app import HOLD_MODEL_ENV
+from sidecar.config import HOLD_MODEL_ENV
 from tests.conftest import DEMO_VAULT
 from tests.serverproc import Sidecar, start_sidecar
 from tests.test_mcp import http_session, structured
