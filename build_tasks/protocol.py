@@ -2,9 +2,10 @@
 
 protocol/sidecar.openrpc.json is the single source of truth. From it this task writes
 
-    sidecar/protocol_types.py            TypedDicts, PROTOCOL_VERSION, METHODS, ERROR_CODES, EVENTS
+    sidecar/protocol_types.py            TypedDicts, PROTOCOL_VERSION, METHODS, ERROR_CODES, EVENTS,
+                                         param bounds (SEARCH_LIMIT_MAX, ...), PARAMS_SCHEMAS
     obsidian-plugin/src/protocol.gen.ts  interfaces, SidecarMethods, SidecarEvents, PROTOCOL_VERSION,
-                                         METHODS, EVENTS, ERROR_CODES
+                                         METHODS, EVENTS, ERROR_CODES, param bounds
 
 Both are deterministic (same document, same bytes). `--check` regenerates in memory and exits 1, with a diff
 summary, when a file on disk differs.
@@ -272,6 +273,39 @@ def named_type(name: str, schema: Schema) -> Named:
     return Named(name, description, alias=type_expr(schema, name))
 
 
+BOUND_KEYS = {"minimum": "MIN", "maximum": "MAX", "minLength": "MIN_LENGTH", "maxLength": "MAX_LENGTH",
+              "minItems": "MIN_ITEMS", "maxItems": "MAX_ITEMS", "maxProperties": "MAX_PROPERTIES", "default": "DEFAULT"}
+
+
+def _constant(*parts: str) -> str:
+    return "_".join(re.sub(r"[^A-Za-z0-9]+", "_", part).upper() for part in parts)
+
+
+def _bounds_of(schema: Schema, doc: dict[str, Any], *name: str) -> list[tuple[str, Any]]:
+    """The bounds and the scalar default of one param schema (and of the properties of an object it refers to)."""
+    out = [(_constant(*name, BOUND_KEYS[key]), value) for key, value in schema.items()
+           if key in BOUND_KEYS and isinstance(value, int | float | str)]
+    if "$ref" in schema:
+        target = resolve_pointer(doc, schema["$ref"])
+        for prop, sub in target.get("properties", {}).items():
+            out += _bounds_of(sub, doc, *name, prop)
+    return out
+
+
+def param_bounds(doc: dict[str, Any]) -> list[tuple[str, Any]]:
+    """METHOD_PARAM_MAX and friends for every bound (minimum, maxLength, ...) and scalar default of a param:
+    what the adapters and the core state as Field(le=...) or a default, named after the schema."""
+    out: list[tuple[str, Any]] = []
+    for m in doc["methods"]:
+        for p in m["params"]:
+            out += _bounds_of(p["schema"], doc, m["name"], p["name"])
+    names = [n for n, _ in out]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        raise ProtocolError(f"param bound names clash: {clashes}")
+    return out
+
+
 def pascal(method: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[._\-]", method) if part)
 
@@ -299,6 +333,7 @@ class Model:
                 raise ProtocolError(f"{m['name']}: the result schema must be a $ref to a named schema")
             self.methods.append((m["name"], params_name, result[1], str(m.get("summary", ""))))
         self.errors = error_codes(doc)
+        self.bounds = param_bounds(doc)
         self.events: list[tuple[str, str, str]] = []
         for event, spec in doc.get("x-events", {}).get("events", {}).items():
             expr = type_expr(spec["schema"], f"x-events.{event}")
@@ -414,6 +449,10 @@ def render_python(model: Model) -> str:
         *[f"    {json.dumps(k)}: {v}," for k, v in model.errors.items()],
         "}",
         "",
+        "# Bounds and defaults of the params, named METHOD_PARAM_BOUND: the core and the adapters use these",
+        "# instead of restating a number.",
+        *[f"{name} = {_py_literal(value)}" for name, value in model.bounds],
+        "",
         "# Each method's params as one JSON Schema (every $ref inlined, descriptions left out): the sidecar",
         "# checks every request against it at the boundary (sidecar/params.py).",
         "PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {",
@@ -517,6 +556,9 @@ def render_typescript(model: Model) -> str:
         "} as const;",
         "",
         "export type ErrorKind = keyof typeof ERROR_CODES;",
+        "",
+        "/** Bounds and defaults of the params, named METHOD_PARAM_BOUND. */",
+        *[f"export const {name} = {json.dumps(value)};" for name, value in model.bounds],
     ]
     for t in model.types.values():
         out.append("")

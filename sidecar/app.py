@@ -26,6 +26,7 @@ from sidecar.errors import IndexNotReady, InvalidParams, NotFound
 from sidecar.fuse import BAND_RULE, DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import LINKS_PENDING, Indexer, IndexReport, ProgressFn
 from sidecar.private import private_dir
+from sidecar.protocol_types import HEALTH_PAGE_LIMIT_DEFAULT, RELATED_LIMIT_DEFAULT, SEARCH_LIMIT_DEFAULT
 from sidecar.redact import rules_fingerprint
 from sidecar.related import Related
 from sidecar.search import Filters, Ranking, Searcher
@@ -103,7 +104,7 @@ class VaultIndex:
 
         return health_summary(self)
 
-    def health_page(self, section: str, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+    def health_page(self, section: str, limit: int = HEALTH_PAGE_LIMIT_DEFAULT, cursor: str | None = None) -> dict[str, Any]:
         from sidecar.health import health_page  # noqa: PLC0415
 
         return health_page(self, section, limit, cursor)
@@ -171,7 +172,8 @@ class VaultIndex:
         source = self.reader().execute("SELECT value FROM meta WHERE key = 'band_source'").fetchone()
         return {"high": t.high, "low": t.low, "source": "default" if source is None else str(source[0])}
 
-    def search(self, query: str, limit: int = 10, filters: dict[str, Any] | None = None, mode: str = "hybrid",
+    def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: dict[str, Any] | None = None,
+               mode: str = "hybrid",
                max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None,
                typed: bool = False) -> dict[str, Any]:
         """`typed`: search-as-you-type (speed shortcuts on); a submitted question keeps every word."""
@@ -187,7 +189,7 @@ class VaultIndex:
         return result
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
-                limit: int = 10) -> dict[str, Any]:
+                limit: int = RELATED_LIMIT_DEFAULT) -> dict[str, Any]:
         self._require_index()
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:

@@ -82,7 +82,18 @@ from sidecar.mcp_models import (
 from sidecar.notes_api import heading_paths
 from sidecar.overview import vault_overview
 from sidecar.ports import bind_loopback
+from sidecar.protocol_types import (
+    HEALTH_PAGE_LIMIT_MIN,
+    HEALTH_PAGE_SECTION_MAX_LENGTH,
+    NOTE_LINKS_PATH_MAX_LENGTH,
+    RELATED_LIMIT_MIN,
+    SEARCH_FILTERS_FOLDER_MAX_LENGTH,
+    SEARCH_LIMIT_DEFAULT,
+    SEARCH_LIMIT_MAX,
+    SEARCH_LIMIT_MIN,
+)
 from sidecar.redact import redact
+from sidecar.search import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from sidecar.mcp_subscribe import NoteSubscriptions
@@ -92,7 +103,7 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "vault-sidecar"
 MCP_PATH = "/mcp"
 DEFAULT_READ_CHARS = 6_000  # about 1.5k tokens of prose: one page of a long note
-MAX_SEARCH_DEPTH = 100  # the core ranks at most this many hits; cursors page within them
+MAX_SEARCH_DEPTH = SEARCH_LIMIT_MAX  # the core ranks at most this many hits; cursors page within them
 MAX_SINCE = 9_000_000_000.0  # Unix seconds, year 2255: nothing on disk is newer
 TRUNCATION_MARK = "\n…[truncated: {rest:,} more characters, lines {first}-{last}; continue with offset={next}]"
 
@@ -112,17 +123,17 @@ Access to the user's Obsidian vault (Markdown notes), indexed locally; read-only
 
 
 # ---- tool parameters ------------------------------------------------------------------------
-Query = Annotated[str, Field(min_length=1, max_length=4000, description="What to look for.")]
-Limit50 = Annotated[int, Field(ge=1, le=50)]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")]
+Limit50 = Annotated[int, Field(ge=SEARCH_LIMIT_MIN, le=50)]  # tighter than the protocol's: agents pay per token
 SearchMode = Annotated[Mode, Field(description="hybrid: keywords + meaning; lexical: exact words; semantic: meaning.")]
-Folder = Annotated[str | None, Field(max_length=1024, description="Only notes under this folder.")]
+Folder = Annotated[str | None, Field(max_length=SEARCH_FILTERS_FOLDER_MAX_LENGTH, description="Only notes under this folder.")]
 Tag = Annotated[str | None, Field(max_length=200, description="Only notes with this tag (or a nested one).")]
 NoteType = Annotated[str | None, Field(max_length=200, description="Frontmatter type.")]
 Status = Annotated[str | None, Field(max_length=200, description="Frontmatter status.")]
 Since = Annotated[str | None, Field(max_length=40, description="Modified since: ISO date/time, or 7d, 12h, 2w back.")]
 MaxTokens = Annotated[int | None, Field(ge=50, le=8000, description="Also each hit's section text, within this budget.")]
-NotePath = Annotated[str | None, Field(max_length=1024, description="Vault path, e.g. 'Projects/Alpha.md'.")]
-NoteTitle = Annotated[str | None, Field(max_length=1024, description="Title, file name or alias, instead of path.")]
+NotePath = Annotated[str | None, Field(max_length=NOTE_LINKS_PATH_MAX_LENGTH, description="Vault path, e.g. 'Projects/Alpha.md'.")]
+NoteTitle = Annotated[str | None, Field(max_length=NOTE_LINKS_PATH_MAX_LENGTH, description="Title, file name or alias, instead of path.")]
 Explain = Annotated[bool, Field(description="Add title, scores and reason.")]
 Cursor = Annotated[str | None, Field(max_length=paging.MAX_CURSOR_CHARS, description="next_cursor of the last page.")]
 
@@ -240,7 +251,7 @@ class VaultTools:
             raise no_such_note(ref, [str(s) for s in suggestions] if isinstance(suggestions, list) else None) from None
 
     # ---- search and context ---------------------------------------------------------------
-    async def search(self, query: Query, limit: Limit50 = 10, mode: SearchMode = "hybrid", folder: Folder = None,
+    async def search(self, query: Query, limit: Limit50 = SEARCH_LIMIT_DEFAULT, mode: SearchMode = "hybrid", folder: Folder = None,
                      tag: Tag = None, type: NoteType = None, status: Status = None,
                      modified_since: Since = None, max_tokens: MaxTokens = None,
                      explain: Explain = False, cursor: Cursor = None) -> Annotated[CallToolResult, SearchOut]:
@@ -325,7 +336,7 @@ class VaultTools:
         return await self.run(work)
 
     async def related_notes(self, path: NotePath = None, title: NoteTitle = None,
-                            limit: Annotated[int, Field(ge=1, le=50)] = 8,
+                            limit: Annotated[int, Field(ge=RELATED_LIMIT_MIN, le=50)] = 8,
                             explain: Explain = False) -> Annotated[CallToolResult, RelatedOut]:
         def work() -> RelatedOut:
             return related_out(self.core.related(path=self.resolve(path, title), limit=limit), explain)
@@ -348,8 +359,9 @@ class VaultTools:
         return await self.run(work)
 
     # ---- the vault as a whole -------------------------------------------------------------
-    async def vault_health(self, section: Annotated[str | None, Field(max_length=100, description="A section id.")] = None,
-                           limit: Annotated[int, Field(ge=1, le=100)] = 1,
+    async def vault_health(self, section: Annotated[str | None, Field(max_length=HEALTH_PAGE_SECTION_MAX_LENGTH,
+                                                                      description="A section id.")] = None,
+                           limit: Annotated[int, Field(ge=HEALTH_PAGE_LIMIT_MIN, le=100)] = 1,
                            cursor: Cursor = None) -> Annotated[CallToolResult, HealthOut]:
         def work() -> HealthOut:
             summary_of, page_of = getattr(self.core, "health_summary", None), getattr(self.core, "health_page", None)

@@ -25,6 +25,7 @@ from sidecar.errors import InvalidParams, NotFound
 from sidecar.fuse import Thresholds, related_band
 from sidecar.lexical import make_snippet
 from sidecar.parse import parse_note
+from sidecar.protocol_types import RELATED_LIMIT_DEFAULT, RELATED_LIMIT_MAX, RELATED_LIMIT_MIN
 from sidecar.redact import redact
 from sidecar.snapshot import Snapshot
 from sidecar.store import embed_text
@@ -100,10 +101,10 @@ class Related:
         self.w = weights or RelatedWeights()
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
-                limit: int = 10) -> dict[str, Any]:
+                limit: int = RELATED_LIMIT_DEFAULT) -> dict[str, Any]:
         started = time.perf_counter()
-        if not isinstance(limit, int) or not 1 <= limit <= 100:
-            raise InvalidParams("limit must be an integer from 1 to 100")
+        if not isinstance(limit, int) or not RELATED_LIMIT_MIN <= limit <= RELATED_LIMIT_MAX:
+            raise InvalidParams(f"limit must be an integer from {RELATED_LIMIT_MIN} to {RELATED_LIMIT_MAX}")
         if path is None and text is None:
             raise InvalidParams("give a note path, an unsaved text, or both")
         source = self._source_from_text(path, text, cursor_heading) if text is not None \

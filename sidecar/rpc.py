@@ -21,7 +21,17 @@ from sidecar.events import EventBus
 from sidecar.gate import ReadGate
 from sidecar.httpguard import MAX_BODY_BYTES, GuardSlot
 from sidecar.params import check_params
-from sidecar.protocol_types import ERROR_CODES
+from sidecar.protocol_types import (
+    EDITS_LIST_LIMIT_DEFAULT,
+    EDITS_LIST_OFFSET_DEFAULT,
+    ERROR_CODES,
+    HEALTH_PAGE_LIMIT_DEFAULT,
+    REINDEX_FULL_DEFAULT,
+    RELATED_LIMIT_DEFAULT,
+    SEARCH_EXPLAIN_DEFAULT,
+    SEARCH_LIMIT_DEFAULT,
+    SEARCH_TYPED_DEFAULT,
+)
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +86,14 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
     async def status() -> Any:
         return await asyncio.to_thread(service.status)
 
-    async def search(query: str, limit: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None,
-                     max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> Any:
+    async def search(query: str, limit: int = SEARCH_LIMIT_DEFAULT, mode: str = "hybrid", filters: dict[str, Any] | None = None,
+                     max_tokens: int | None = None, explain: bool = SEARCH_EXPLAIN_DEFAULT, typed: bool = SEARCH_TYPED_DEFAULT) -> Any:
         lane = keywords if mode == "lexical" else core
         return await lane("search", query=query, limit=limit, mode=mode, filters=filters,
                           max_tokens=max_tokens, explain=explain, typed=typed)
 
     async def related(path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
-                      limit: int = 10) -> Any:
+                      limit: int = RELATED_LIMIT_DEFAULT) -> Any:
         return await core("related", path=path, text=text, cursor_heading=cursor_heading, limit=limit)
 
     async def health(sections: list[str] | None = None, markdown: bool = False) -> Any:
@@ -97,13 +107,13 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
     async def health_summary() -> Any:
         return await service.gate.report(service.call_core, "health_summary")
 
-    async def health_page(section: str, limit: int = 50, cursor: str | None = None) -> Any:
+    async def health_page(section: str, limit: int = HEALTH_PAGE_LIMIT_DEFAULT, cursor: str | None = None) -> Any:
         return await service.gate.report(service.call_core, "health_page", section=section, limit=limit, cursor=cursor)
 
     async def note_links(path: str) -> Any:
         return await keywords("note_links", path=path)
 
-    async def reindex(full: bool = False) -> Any:
+    async def reindex(full: bool = REINDEX_FULL_DEFAULT) -> Any:
         return {"started": service.request_reindex(bool(full))}
 
     async def shutdown() -> Any:
@@ -113,7 +123,7 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
     async def mcp_config() -> Any:
         return service.mcp_config()
 
-    async def edits_list(limit: int = 50, offset: int = 0) -> Any:
+    async def edits_list(limit: int = EDITS_LIST_LIMIT_DEFAULT, offset: int = EDITS_LIST_OFFSET_DEFAULT) -> Any:
         return await asyncio.to_thread(service.edits, limit, offset)
 
     async def edits_undo(edit: int) -> Any:

@@ -23,6 +23,7 @@ from sidecar.errors import InvalidParams
 from sidecar.evidence import QueryEvidence, count_cap, query_evidence
 from sidecar.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
 from sidecar.lexical import LexicalQuery, build_query, make_snippet
+from sidecar.protocol_types import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_LIMIT_MIN
 from sidecar.snapshot import Snapshot
 
 Mode = Literal["hybrid", "lexical", "semantic"]
@@ -341,7 +342,7 @@ class Searcher:
         self.ranking = ranking or Ranking()
         self.vectors_loading = vectors_loading  # no vectors yet: the model is still loading (app.load_model)
 
-    def search(self, query: str, limit: int = 10, filters: Filters | None = None, mode: str = "hybrid",
+    def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: Filters | None = None, mode: str = "hybrid",
                max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> dict[str, Any]:
         started = time.perf_counter()
         text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else query  # a trailing space ends the last word
@@ -494,8 +495,8 @@ def _join(caveat: str | None, extra: str) -> str:
 def _validate(query: object, limit: object, mode: object, max_tokens: object) -> tuple[str, int, str]:
     if not isinstance(query, str) or not query.strip():
         raise InvalidParams("query must be a non-empty string")
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
-        raise InvalidParams("limit must be an integer from 1 to 100")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not SEARCH_LIMIT_MIN <= limit <= SEARCH_LIMIT_MAX:
+        raise InvalidParams(f"limit must be an integer from {SEARCH_LIMIT_MIN} to {SEARCH_LIMIT_MAX}")
     if mode not in MODES:
         raise InvalidParams(f"mode must be one of {', '.join(MODES)}")
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):

@@ -216,3 +216,31 @@ def test_generator_rejects_unsupported_schema(doc: dict[str, Any]) -> None:
 
 def test_generation_is_deterministic(doc: dict[str, Any]) -> None:
     assert proto.generate(doc) == proto.generate(json.loads(json.dumps(doc)))
+
+
+def test_param_bounds_are_the_documents(doc: dict[str, Any]) -> None:
+    from sidecar import protocol_types as pt
+
+    seen = 0
+    for method in proto.method_names(doc):
+        for name, schema in proto.params_schema(method, doc)["properties"].items():
+            for key, suffix in proto.BOUND_KEYS.items():
+                if isinstance(schema.get(key), int | float | str):
+                    assert getattr(pt, proto._constant(method, name, suffix)) == schema[key], (method, name, key)
+                    seen += 1
+    assert seen >= 20 and pt.SEARCH_LIMIT_MAX == 100 and pt.SEARCH_FILTERS_FOLDER_MAX_LENGTH == 1024
+
+
+@pytest.mark.parametrize(("tool", "method"), [("search", "search"), ("related_notes", "related"),
+                                              ("vault_health", "health.page")])
+def test_mcp_limits_stay_within_the_protocols(doc: dict[str, Any], tool: str, method: str) -> None:
+    """The MCP tools may page smaller than JSON-RPC (agents pay per token), never wider."""
+    from typing import get_type_hints
+
+    from pydantic import TypeAdapter
+
+    from sidecar.mcp_server import VaultTools
+
+    mcp = TypeAdapter(get_type_hints(getattr(VaultTools, tool), include_extras=True)["limit"]).json_schema()
+    rpc = proto.params_schema(method, doc)["properties"]["limit"]
+    assert mcp["minimum"] == rpc["minimum"] and mcp["maximum"] <= rpc["maximum"]

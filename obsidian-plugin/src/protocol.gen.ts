@@ -43,6 +43,41 @@ export const ERROR_CODES = {
 
 export type ErrorKind = keyof typeof ERROR_CODES;
 
+/** Bounds and defaults of the params, named METHOD_PARAM_BOUND. */
+export const SEARCH_QUERY_MIN_LENGTH = 1;
+export const SEARCH_QUERY_MAX_LENGTH = 10000;
+export const SEARCH_LIMIT_MIN = 1;
+export const SEARCH_LIMIT_MAX = 100;
+export const SEARCH_LIMIT_DEFAULT = 10;
+export const SEARCH_FILTERS_FOLDER_MAX_LENGTH = 1024;
+export const SEARCH_FILTERS_TAG_MAX_LENGTH = 1000;
+export const SEARCH_FILTERS_FIELDS_MAX_PROPERTIES = 50;
+export const SEARCH_FILTERS_EXCLUDE_PATH_MAX_LENGTH = 1024;
+export const SEARCH_FILTERS_EXCLUDE_TERMS_MAX_ITEMS = 100;
+export const SEARCH_MAX_TOKENS_MIN = 1;
+export const SEARCH_EXPLAIN_DEFAULT = false;
+export const SEARCH_TYPED_DEFAULT = false;
+export const RELATED_PATH_MAX_LENGTH = 1024;
+export const RELATED_CURSOR_HEADING_MAX_LENGTH = 10000;
+export const RELATED_LIMIT_MIN = 1;
+export const RELATED_LIMIT_MAX = 100;
+export const RELATED_LIMIT_DEFAULT = 10;
+export const HEALTH_SECTIONS_MAX_ITEMS = 50;
+export const HEALTH_PAGE_SECTION_MAX_LENGTH = 100;
+export const HEALTH_PAGE_LIMIT_MIN = 1;
+export const HEALTH_PAGE_LIMIT_MAX = 500;
+export const HEALTH_PAGE_LIMIT_DEFAULT = 50;
+export const HEALTH_PAGE_CURSOR_MAX_LENGTH = 200;
+export const NOTE_LINKS_PATH_MIN_LENGTH = 1;
+export const NOTE_LINKS_PATH_MAX_LENGTH = 1024;
+export const REINDEX_FULL_DEFAULT = false;
+export const EDITS_LIST_LIMIT_MIN = 1;
+export const EDITS_LIST_LIMIT_MAX = 200;
+export const EDITS_LIST_LIMIT_DEFAULT = 50;
+export const EDITS_LIST_OFFSET_MIN = 0;
+export const EDITS_LIST_OFFSET_DEFAULT = 0;
+export const EDITS_UNDO_EDIT_MIN = 1;
+
 /**
  * How confident the sidecar is that a result is relevant: a coarse band for display, derived from the fused
  * score and agreement between retrievers. `none` means nothing relevant was found.
