@@ -244,3 +244,28 @@ def test_mcp_limits_stay_within_the_protocols(doc: dict[str, Any], tool: str, me
     mcp = TypeAdapter(get_type_hints(getattr(VaultTools, tool), include_extras=True)["limit"]).json_schema()
     rpc = proto.params_schema(method, doc)["properties"]["limit"]
     assert mcp["minimum"] == rpc["minimum"] and mcp["maximum"] <= rpc["maximum"]
+
+
+def test_changing_the_schema_without_regenerating_is_caught(doc: dict[str, Any]) -> None:
+    """The drift check (`build.py protocol --check`, run by `build.py test`) covers every generated file:
+    a changed bound, error code or result field, not regenerated, makes each of them stale."""
+    generated = set(proto.generate(doc))
+    assert generated == {proto.PY_OUT, proto.TS_OUT}
+    for change in (_raise_search_limit, _renumber_busy, _add_result_field):
+        edited = json.loads(json.dumps(doc))
+        change(edited)
+        stale = [line for line in proto.check(edited) if line.endswith("line(s) differ)")]
+        assert len(stale) == len(generated), (change.__name__, stale)
+
+
+def _raise_search_limit(doc: dict[str, Any]) -> None:
+    next(p for m in doc["methods"] if m["name"] == "search" for p in m["params"] if p["name"] == "limit")[
+        "schema"]["maximum"] = 200
+
+
+def _renumber_busy(doc: dict[str, Any]) -> None:
+    doc["components"]["errors"]["busy"]["code"] = -32020
+
+
+def _add_result_field(doc: dict[str, Any]) -> None:
+    doc["components"]["schemas"]["SearchResult"]["properties"]["rank"] = {"type": "integer"}
