@@ -8,7 +8,7 @@ import { SearchView } from "./views/search-view";
 import { describeError } from "./client";
 import type { EditRecord } from "./protocol.gen";
 import type { Sidecar } from "./sidecar";
-import { mcpConfigText } from "./views/render";
+import { mcpConfigText } from "./views/status-render";
 
 /** Show (creating if needed) the view of `type` in the right sidebar or, for health, in a tab. */
 export async function revealView(ctx: PluginContext, type: string, where: "right" | "tab"): Promise<WorkspaceLeaf | null> {

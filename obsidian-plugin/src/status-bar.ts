@@ -4,7 +4,7 @@
 import { Modal, Setting, type App } from "obsidian";
 
 import type { Sidecar, SidecarSnapshot } from "./sidecar";
-import { renderStatusDetails } from "./views/render";
+import { renderStatusDetails } from "./views/status-render";
 
 export type StatusTone = "starting" | "indexing" | "ready" | "degraded" | "error" | "stopped";
 

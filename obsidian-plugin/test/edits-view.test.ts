@@ -8,7 +8,7 @@ import { RpcError } from "../src/client";
 import type { PluginContext } from "../src/context";
 import type { EditRecord, EditsResponse } from "../src/protocol.gen";
 import { EditsView } from "../src/views/edits-view";
-import { EDITS_EMPTY } from "../src/views/render";
+import { EDITS_EMPTY } from "../src/views/edits-render";
 
 function edit(id: number, over: Partial<EditRecord> = {}): EditRecord {
   return { edit: id, at: 1_790_000_000 + id * 60, client: "claude-code 2.0", op: "append", summary: `appended to N${id}.md`,

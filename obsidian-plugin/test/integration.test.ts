@@ -14,7 +14,7 @@ import type { Band, IndexChangedEvent, Progress, RelatedResponse, SearchResponse
 import { isSearchable, parseQuery } from "../src/query-syntax";
 import type { SidecarPhase } from "../src/sidecar";
 import { statusBarView } from "../src/status-bar";
-import { highlightSegments } from "../src/views/render";
+import { highlightSegments } from "../src/views/search-render";
 import { DEMO_VAULT, alive, eventually, listFiles, report, sidecarPids, startRealSidecar, until, type RealSidecar } from "./real-sidecar";
 
 const BANDS: Band[] = ["high", "medium", "low", "none"];

@@ -22,7 +22,9 @@ import { headingAt } from "../src/headings";
 import { parseQuery } from "../src/query-syntax";
 import { Sidecar } from "../src/sidecar";
 import { HEALTH_PAGE, reportFileName } from "../src/views/health-view";
-import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel, sharedReasons, summaryLabel } from "../src/views/render";
+import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel } from "../src/views/edits-render";
+import { sharedReasons } from "../src/views/related-render";
+import { keyLabel } from "../src/views/shared-render";
 import type { FakeFailure } from "./fake-app";
 import { freePort, mcpTool } from "./mcp-agent";
 import type { PictureSetup, Recorded } from "./pictures/page";
@@ -323,6 +325,11 @@ function before(view: PictureSetup["view"], answers: PictureSetup["answers"], mo
 const failed = (view: PictureSetup["view"], more: Partial<PictureSetup> = {}): PictureSetup =>
   before(view, {}, { startFailure: data.startFailure, ...more });
 const degraded = <T extends object>(r: T): T => ({ ...r, index_building: true, vectors_available: false });
+/** The sidecar's words for a search it answered without vectors (sidecar/search.py NO_VECTORS), after the band's. */
+const NO_VECTORS = "Semantic search is unavailable (no vectors): these are lexical results only.";
+/** A search as the sidecar answers it without vectors: lexical, and the caveat says so (the plugin shows it as sent). */
+const degradedSearch = (r: SearchResponse): SearchResponse =>
+  ({ ...degraded(r), mode: "lexical", caveat: r.caveat ? `${r.caveat} ${NO_VECTORS}` : NO_VECTORS });
 
 describe("pictures of the plugin's real views with real sidecar data", () => {
   const activeNote = (): PictureSetup["active"] =>
@@ -428,10 +435,10 @@ describe("pictures of the plugin's real views with real sidecar data", () => {
         await snap(page, `search-modal-error-${theme}`);
         await checkError(page);
       });
-      await withView(setup({ search: { result: degraded(data.modal) } }), theme, async (page) => {
+      await withView(setup({ search: { result: degradedSearch(data.modal) } }), theme, async (page) => {
         await snap(page, `search-modal-building-${theme}`);
         await visibleText(page, ".vs-search-info", "The index is still being built; results may be incomplete.");
-        await visibleText(page, ".vs-search-info", /embedding model is unavailable/);
+        await visibleText(page, ".vs-search-info", NO_VECTORS);
         await checkLayout(page, ".vs-title, .vs-search-info", ".vs-meta");
       });
     }, 60_000);
@@ -478,10 +485,10 @@ describe("pictures of the plugin's real views with real sidecar data", () => {
         await checkError(page);
         expect(await page.locator(".vs-pane-body").textContent()).not.toContain("Type to search.");
       });
-      await withView(before("searchPane", { search: { result: degraded(data.pane) } }, { query: PANE_QUERY }), theme, async (page) => {
+      await withView(before("searchPane", { search: { result: degradedSearch(data.pane) } }, { query: PANE_QUERY }), theme, async (page) => {
         await snap(page, `search-pane-building-${theme}`);
         await visibleText(page, ".vs-message-info", "The index is still being built; results may be incomplete.");
-        await visibleText(page, ".vs-message-info", /embedding model is unavailable/);
+        await visibleText(page, ".vs-message-info", NO_VECTORS);
         await checkLayout(page, ".vs-title, .vs-message-info", ".vs-meta");
       });
     }, 60_000);
@@ -496,7 +503,7 @@ describe("pictures of the plugin's real views with real sidecar data", () => {
         await snap(page, `health-view-${theme}`);
         const titles = new Map(report.sections.map((sec) => [sec.id, sec.title]));
         for (const [key, value] of Object.entries(report.summary)) {
-          const label = escape(titles.get(key) ?? summaryLabel(key));
+          const label = escape(titles.get(key) ?? keyLabel(key));
           const chip = page.locator(".vs-chip").filter({ has: page.locator(".vs-chip-label", { hasText: new RegExp(`^${label}$`) }) });
           expect(await chip.count(), `chip ${key}`).toBe(1);
           expect(await chip.locator(".vs-chip-count").textContent()).toBe(String(value));

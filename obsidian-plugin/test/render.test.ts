@@ -4,22 +4,12 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { HealthResponse, RelatedNote, RelatedResponse, SearchResponse, SearchResult, StatusResponse } from "../src/protocol.gen";
 import { statusBarView } from "../src/status-bar";
 import type { SidecarSnapshot } from "../src/sidecar";
-import {
-  excerptParts,
-  formatBytes,
-  formatEditTime,
-  mainPath,
-  opLabel,
-  highlightSegments,
-  mcpConfigText,
-  readableMarkdown,
-  renderHealth,
-  renderRelated,
-  renderSearchResult,
-  renderSearchResults,
-  renderStatusDetails,
-  sharedReasons,
-} from "../src/views/render";
+import { formatEditTime, mainPath, opLabel } from "../src/views/edits-render";
+import { renderHealth } from "../src/views/health-render";
+import { excerptParts, renderRelated, sharedReasons } from "../src/views/related-render";
+import { highlightSegments, renderSearchResult, renderSearchResults } from "../src/views/search-render";
+import { readableMarkdown } from "../src/views/shared-render";
+import { formatBytes, mcpConfigText, renderStatusDetails } from "../src/views/status-render";
 import type { RowActions } from "../src/views/list-nav";
 
 /** Actions that record what a row asked for. */

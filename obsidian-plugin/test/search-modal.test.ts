@@ -61,10 +61,13 @@ describe("search window: errors and empty states", () => {
     expect(results.querySelector(".suggestion-empty")?.textContent).toBe("Add some words: filters alone are not a search.");
   });
 
-  it("says when meaning was not used and the index is still building", async () => {
-    const { modal, sidecar } = await search({ search: { result: { ...EMPTY, vectors_available: false, index_building: true } } }, "bread");
+  it("shows the sidecar's caveat as sent (meaning not used), then that the index is still building", async () => {
+    // What the sidecar answers a hybrid search without vectors: a lexical search, and its caveat says so.
+    const caveat = "Nothing in the vault matched. Semantic search is unavailable (no vectors): these are lexical results only.";
+    const lexical = { ...EMPTY, mode: "lexical", caveat, vectors_available: false, index_building: true } as SearchResponse;
+    const { modal, sidecar } = await search({ search: { result: lexical } }, "bread");
     expect(sidecar.calls.map((c) => [c.method, c.params.query, c.params.mode, c.params.typed])).toEqual([["search", "bread", "hybrid", true]]);
     expect(modal.modalEl.querySelector(".vs-search-info")?.textContent)
-      .toBe("Keyword results only: the embedding model is unavailable. · The index is still being built; results may be incomplete.");
+      .toBe(`${caveat} · The index is still being built; results may be incomplete.`);
   });
 });

@@ -9,7 +9,8 @@ import { EDITS_VIEW, type PluginContext } from "../context";
 import { noteActions, openNoteAt, paneFor } from "../open";
 import type { EditRecord, EditsResponse } from "../protocol.gen";
 import { SidecarPane } from "./pane";
-import { errorHint, renderEdits, renderError, type EditRowState } from "./render";
+import { renderEdits, type EditRowState } from "./edits-render";
+import { errorHint, renderError } from "./shared-render";
 
 const PAGE = 50;
 const MAX_PAGE = 200;

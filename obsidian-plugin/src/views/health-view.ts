@@ -10,13 +10,14 @@ import { noteActions } from "../open";
 import type { HealthResponse, HealthSection, HealthSummaryResponse } from "../protocol.gen";
 import { describeError } from "../client";
 import { SidecarPane } from "./pane";
-import { renderHealth, type HealthPaging } from "./render";
+import { renderHealth, type HealthPaging } from "./health-render";
+import { twoDigits } from "./shared-render";
 
 /** "Vault health 2026-12-01 1405.md": local time, as the report inside says. */
 export function reportFileName(generatedAt: number): string {
   const when = new Date(generatedAt * 1000);
-  const two = (n: number): string => String(n).padStart(2, "0");
-  return `Vault health ${when.getFullYear()}-${two(when.getMonth() + 1)}-${two(when.getDate())} ${two(when.getHours())}${two(when.getMinutes())}`;
+  const [month, day, hour, minute] = [when.getMonth() + 1, when.getDate(), when.getHours(), when.getMinutes()].map(twoDigits);
+  return `Vault health ${when.getFullYear()}-${month}-${day} ${hour}${minute}`;
 }
 
 /** Items a section page brings (the sidecar's default). */

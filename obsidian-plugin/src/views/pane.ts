@@ -5,7 +5,7 @@ import { ItemView, type HoverPopover, type WorkspaceLeaf } from "obsidian";
 
 import { describeError } from "../client";
 import type { PluginContext } from "../context";
-import { errorHint, renderError } from "./render";
+import { errorHint, renderError } from "./shared-render";
 
 /** The view type it registers under, its tab title and its icon. */
 export interface PaneKind {

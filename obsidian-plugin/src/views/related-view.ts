@@ -8,7 +8,7 @@ import { headingAt } from "../headings";
 import { noteActions } from "../open";
 import type { RelatedParams, RelatedResponse } from "../protocol.gen";
 import { SidecarPane } from "./pane";
-import { renderRelated } from "./render";
+import { renderRelated } from "./related-render";
 
 export class RelatedView extends SidecarPane {
   private listEl!: HTMLElement;

@@ -12,7 +12,8 @@ import { isSearchable, parseQuery } from "../query-syntax";
 import { describeError } from "../client";
 import { wireRow } from "./list-nav";
 import { MODES, MODE_LABELS } from "./modes";
-import { errorHint, renderError, renderSearchResult, renderSyntaxHelp, searchNotes, sectionTarget } from "./render";
+import { renderSearchResult, renderSyntaxHelp, searchNotes } from "./search-render";
+import { errorHint, renderError, sectionTarget } from "./shared-render";
 
 const TYPING_DELAY_MS = 120;
 

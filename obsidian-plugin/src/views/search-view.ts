@@ -8,7 +8,8 @@ import { noteActions } from "../open";
 import type { SearchMode, SearchResponse } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
 import { SidecarPane } from "./pane";
-import { renderMessage, renderSearchResults, renderSyntaxHelp } from "./render";
+import { renderSearchResults, renderSyntaxHelp } from "./search-render";
+import { renderMessage } from "./shared-render";
 import { MODES, MODE_LABELS } from "./modes";
 
 interface SearchViewState {
