@@ -18,7 +18,7 @@ import sqlite3
 import time
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -145,6 +145,11 @@ class LinkRow:
     ambiguous: bool
 
 
+def connects_notes(link: LinkRow, notes: dict[int, NoteRow]) -> bool:
+    """Whether the link joins two notes in the graph: attachments and self-links do not."""
+    return link.target_id is not None and link.target_id != link.source_id and link.target_id in notes
+
+
 @dataclass(frozen=True)
 class NoteVectors:
     ids: npt.NDArray[np.int64]  # note id per row
@@ -189,7 +194,7 @@ class Context:
         out: dict[int, set[int]] = defaultdict(set)
         into: dict[int, set[int]] = defaultdict(set)
         for link in self.links:
-            if link.target_id is not None and link.target_id != link.source_id and link.target_id in self.notes:
+            if link.target_id is not None and connects_notes(link, self.notes):
                 out[link.source_id].add(link.target_id)
                 into[link.target_id].add(link.source_id)
         return out, into
@@ -214,8 +219,14 @@ class Context:
         return components(self.notes, ((a, b) for a, targets in out.items() for b in targets))
 
     @cached_property
-    def unresolved(self) -> _Unresolved:
+    def unresolved(self) -> Unresolved:
         return classify_unresolved(self)
+
+    @cached_property
+    def left_out(self) -> tuple[dict[str, str], PathIndex]:
+        """The files the index leaves out (path -> why), and a resolver over them."""
+        files = {**self.disk.excluded, **self.skipped}
+        return files, PathIndex(list(files))
 
     @cached_property
     def skipped(self) -> dict[str, str]:
@@ -250,6 +261,10 @@ class Context:
     def tags(self) -> dict[int, tuple[tuple[str, str], ...]]:
         """note id -> its (tag, tag_lower) pairs."""
         return load_tags(self.conn)
+
+    @cached_property
+    def tag_usage(self) -> dict[str, dict[str, set[int]]]:
+        return _tag_usage(self)  # read by two sections
 
     @cached_property
     def note_tags(self) -> dict[int, set[str]]:
@@ -672,22 +687,28 @@ def _closest_in(ctx: Context, group: Sequence[int], in_pool: npt.NDArray[np.bool
 
 # ---- sections: broken links --------------------------------------------------------------------
 @dataclass
-class _Unresolved:
+class Unresolved:
     """Unresolved links sorted into what they are; computed once for three sections."""
 
     broken: list[LinkRow] = field(default_factory=list)
     attachments: list[LinkRow] = field(default_factory=list)
     excluded: list[tuple[LinkRow, str, str]] = field(default_factory=list)  # link, file, reason
 
+    def extend(self, other: Unresolved) -> None:
+        self.broken += other.broken
+        self.attachments += other.attachments
+        self.excluded += other.excluded
 
-def classify_unresolved(ctx: Context) -> _Unresolved:
-    result = _Unresolved()
-    dangling = [ln for ln in ctx.links if ln.target_path is None]
-    left_out = {**ctx.disk.excluded, **ctx.skipped} if dangling else {}
-    hidden = PathIndex(list(left_out))
+
+def classify_unresolved(ctx: Context, links: Iterable[LinkRow] | None = None) -> Unresolved:
+    """The unresolved links among `links` (all: None) sorted into what they are. Depends on the
+    links, their notes' paths and the files left out only (health_cache keeps it per note)."""
+    result = Unresolved()
+    dangling = [ln for ln in (ctx.links if links is None else links) if ln.target_path is None]
+    left_out, hidden = ctx.left_out if dangling else ({}, None)
     for link in dangling:
         source = ctx.notes[link.source_id].path
-        hit = hidden.resolve(link.raw, source, link.kind).path if left_out else None
+        hit = hidden.resolve(link.raw, source, link.kind).path if hidden is not None and left_out else None
         if hit is not None:
             result.excluded.append((link, hit, left_out[hit]))
         elif is_missing_attachment(link):
@@ -699,7 +720,17 @@ def classify_unresolved(ctx: Context) -> _Unresolved:
 
 def _unresolved_links(ctx: Context) -> list[Item]:
     broken = ctx.unresolved.broken
-    ctx.extra_counts["unresolved_targets"] = len({_target_key(ln.raw) for ln in broken})
+    ctx.extra_counts["unresolved_targets"] = len(unresolved_targets(broken))
+    return unresolved_items(ctx, broken)
+
+
+def unresolved_targets(broken: Iterable[LinkRow]) -> set[str]:
+    """The distinct notes the broken links ask for (the summary counts them)."""
+    return {_target_key(ln.raw) for ln in broken}
+
+
+def unresolved_items(ctx: Context, broken: Iterable[LinkRow]) -> list[Item]:
+    """The broken links' items, without suggestions (a page adds them)."""
     return [_unresolved_item(ctx, link, []) for link in broken]
 
 
@@ -898,23 +929,33 @@ def _pick_reason(picked: str, others: Sequence[str], source: str) -> str:
 
 
 def _broken_anchors(ctx: Context) -> list[Item]:
-    items = []
+    return [item for link, target in anchored_links(ctx) if (item := anchor_item(ctx, link, target)) is not None]
+
+
+def anchored_links(ctx: Context) -> Iterator[tuple[LinkRow, NoteRow]]:
+    """The links with an anchor, each with the note it reaches."""
     for link in ctx.links:
-        target = ctx.notes.get(link.target_id) if link.target_id is not None and link.anchor else None
-        problem = anchor_problem(link.anchor or "", link.kind, target) if target else None
-        if target is None or problem is None:
-            continue
-        anchor = link.anchor or ""
-        where = "This note" if target.id == link.source_id else f'"{target.title}"'
-        wanted = [h[1] for h in target.headings] if not anchor.startswith("^") else list(target.block_ids)
-        close = difflib.get_close_matches(anchor.lstrip("^"), wanted, n=1, cutoff=0.6)
-        fix = (f'Point the link at "{"^" if anchor.startswith("^") else ""}{close[0]}" if that is the one you meant, '
-               "or link the note without the anchor." if close else
-               "Point the link at an existing heading or block, or link the note without the anchor.")
-        hint = f" Its headings: {_names(wanted, 8)}." if wanted and not anchor.startswith("^") and not close else ""
-        items.append(Item(ctx.notes[link.source_id].path, f'Link "{link.raw}#{anchor}": {where} {problem}.{hint}',
-                          fix, line=link.line, data={"target": target.path, "anchor": anchor}))
-    return items
+        target = ctx.notes.get(link.target_id) if link.anchor and link.target_id is not None else None
+        if target is not None:
+            yield link, target
+
+
+def anchor_item(ctx: Context, link: LinkRow, target: NoteRow) -> Item | None:
+    """The broken-anchor item of a link with an anchor into `target`, or None when the anchor exists.
+    Depends on the link, the target note and the linking note's path only (health_cache keeps it)."""
+    anchor = link.anchor or ""
+    problem = anchor_problem(anchor, link.kind, target)
+    if problem is None:
+        return None
+    where = "This note" if target.id == link.source_id else f'"{target.title}"'
+    wanted = [h[1] for h in target.headings] if not anchor.startswith("^") else list(target.block_ids)
+    close = difflib.get_close_matches(anchor.lstrip("^"), wanted, n=1, cutoff=0.6)
+    fix = (f'Point the link at "{"^" if anchor.startswith("^") else ""}{close[0]}" if that is the one you meant, '
+           "or link the note without the anchor." if close else
+           "Point the link at an existing heading or block, or link the note without the anchor.")
+    hint = f" Its headings: {_names(wanted, 8)}." if wanted and not anchor.startswith("^") and not close else ""
+    return Item(ctx.notes[link.source_id].path, f'Link "{link.raw}#{anchor}": {where} {problem}.{hint}',
+                fix, line=link.line, data={"target": target.path, "anchor": anchor})
 
 
 # ---- sections: content ------------------------------------------------------------------------
@@ -999,7 +1040,7 @@ def _tag_usage(ctx: Context) -> dict[str, dict[str, set[int]]]:
 
 
 def _tags_used_once(ctx: Context) -> list[Item]:
-    usage = _tag_usage(ctx)
+    usage = ctx.tag_usage
     spread = {t: len(set().union(*sp.values())) for t, sp in usage.items()}
     # A once-used tag that is a spelling variant of a used one (#todos next to #todo) says which to use.
     variants: dict[str, str] = {}
@@ -1021,7 +1062,7 @@ def _tags_used_once(ctx: Context) -> list[Item]:
 def _similar_tags(ctx: Context) -> list[Item]:
     by_key: dict[str, Counter[str]] = defaultdict(Counter)
     notes_of: dict[str, set[int]] = defaultdict(set)
-    for spellings in _tag_usage(ctx).values():
+    for spellings in ctx.tag_usage.values():
         for tag, notes in spellings.items():
             by_key[tag_key(tag)][tag] += len(notes)
             notes_of[tag] |= notes
@@ -1088,23 +1129,27 @@ def vector_rows_per_note(snap: Snapshot, size: int = 0) -> Ints:
     return np.bincount(snap.vector_notes[snap.vector_notes >= 0], minlength=size)
 
 
+STALE_FIX = "Run `sidecar index` (or keep `sidecar serve` running, it follows changes)."
+
+
 def _stale(ctx: Context) -> list[Item]:
-    on_disk = ctx.disk.notes
     indexed = {n.path: (n.size, n.mtime_ns) for n in ctx.notes.values()}
-    fix = "Run `sidecar index` (or keep `sidecar serve` running, it follows changes)."
-    items = []
-    for path in sorted(set(on_disk) | set(indexed)):
-        if path in ctx.skipped:
-            continue
-        if path not in indexed:
-            items.append(Item(path, "On disk but not in the index yet.", fix))
-        elif path not in on_disk:
-            why = ctx.disk.excluded.get(path)
-            message = f"Still in the index but now left out ({why})." if why else "In the index but gone from disk."
-            items.append(Item(path, message, fix))
-        elif on_disk[path] != indexed[path]:
-            items.append(Item(path, "Changed on disk since it was indexed.", fix))
-    return items
+    found = (stale_item(ctx, path, indexed.get(path)) for path in sorted(set(ctx.disk.notes) | set(indexed)))
+    return [it for it in found if it is not None]
+
+
+def stale_item(ctx: Context, path: str, indexed: tuple[int, int] | None) -> Item | None:
+    """The stale item of one path (`indexed`: its size and mtime in the index, None when not there), or None."""
+    on_disk = ctx.disk.notes.get(path)
+    if path in ctx.skipped or on_disk == indexed:  # also: neither on disk nor in the index
+        return None
+    if indexed is None:
+        return Item(path, "On disk but not in the index yet.", STALE_FIX)
+    if on_disk is None:
+        why = ctx.disk.excluded.get(path)
+        message = f"Still in the index but now left out ({why})." if why else "In the index but gone from disk."
+        return Item(path, message, STALE_FIX)
+    return Item(path, "Changed on disk since it was indexed.", STALE_FIX)
 
 
 # ---- the report ---------------------------------------------------------------------------------
@@ -1163,9 +1208,12 @@ class Findings:
     took_ms: float
 
 
-def find_all(ctx: Context, generation: str, started: float) -> Findings:
-    """Every section's items (no suggestions: those cost a pass over every note per item)."""
-    sections = {spec.id: spec.build(ctx) for spec in SECTIONS}
+def find_all(ctx: Context, generation: str, started: float, known: dict[str, list[Item]] | None = None) -> Findings:
+    """Every section's items (no suggestions: those cost a pass over every note per item). `known`:
+    sections already found for this generation (health_cache: kept or advanced by what changed),
+    whose counts beyond their length are in ctx.extra_counts already."""
+    known = known or {}
+    sections = {spec.id: known[spec.id] if spec.id in known else spec.build(ctx) for spec in SECTIONS}
     summary = {"notes": len(ctx.notes), **{sid: len(items) for sid, items in sections.items()}, **ctx.extra_counts}
     loaded = {k: v for k, v in vars(ctx).items() if k in LOADED}
     return Findings(generation, sections, {key: summary[key] for key in SUMMARY_KEYS}, loaded,
@@ -1173,7 +1221,7 @@ def find_all(ctx: Context, generation: str, started: float) -> Findings:
 
 
 LOADED = frozenset(("notes", "links", "edges", "body_chars", "vectors", "disk", "skipped", "tags",
-                    "duplicate_pairs", "name_matcher", "meaning_parts", "file_name_counts"))
+                    "duplicate_pairs", "name_matcher", "meaning_parts", "file_name_counts", "clusters"))
 
 
 def _findings(index: VaultIndex) -> tuple[Findings, Context]:

@@ -4,9 +4,12 @@ costs what the change costs, not what the vault costs.
 Per index (one VaultIndex), the last report's findings and the data they came from are kept. The
 next call at a new generation diffs the notes table (id, path, hash, index time) against the last
 one and reloads only the changed notes' rows: notes, links, tags, text sizes, their note vectors
-and the near-duplicate candidates those vectors take part in. What is global but cheap (the link
-graph's degrees and groups, tag spellings, classification of unresolved links) is derived again
-from the kept rows. Suggestions are not part of the findings: a page computes them for its items.
+and the near-duplicate candidates those vectors take part in. The link graph follows the changed
+notes' links. A section whose inputs the change left alone keeps its items (the graph's sections
+when no note-to-note link changed, the tag sections when no tag did, near-duplicates when no
+candidate pair's note changed); broken anchors are kept per link and target note, stale files per
+path. What is left (classification of unresolved links, the per-note content sections) is derived
+again from the kept rows. Suggestions are not part of the findings: a page computes them for its items.
 
 Measured at 16,894 notes in docs/benchmarks.md (health after one edit).
 """
@@ -19,6 +22,7 @@ import os
 import threading
 import time
 import weakref
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
@@ -33,8 +37,12 @@ from sidecar.health import (
     DUPLICATE_COSINE,
     Context,
     Findings,
+    Item,
     LinkRow,
+    NoteRow,
     NoteVectors,
+    Unresolved,
+    connects_notes,
     find_all,
     load_body_chars,
     load_links,
@@ -69,6 +77,24 @@ class Kept:
     vector_rows: Ints  # live vector rows per note id (bincount over the snapshot)
     disk_scanned_at: float
     embedder: object  # the model the vectors came from: when it arrives (serve loads it late), all is found anew
+    anchors: AnchorMemo
+    unresolved: UnresolvedMemo
+
+
+AnchorMemo = dict[tuple[int, int], tuple[LinkRow, NoteRow, Item | None]]  # (id(link), id(target)) -> its item
+# id(a note's kept link list) -> the list, its unresolved links sorted, the broken ones' items and targets
+UnresolvedMemo = dict[int, tuple[list[LinkRow], Unresolved, list[Item], set[str]]]
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What one generation changed, as far as the sections' inputs go."""
+
+    changed: set[int]  # notes added, changed, moved or gone
+    structural: bool  # some path came, went or moved
+    edges_changed: bool  # some note-to-note link came or went
+    moved: set[int]  # notes whose note vector was computed again
+    disk_rescanned: bool
 
 
 class HealthCache:
@@ -121,19 +147,27 @@ def _advance(index: VaultIndex, kept: Kept | None) -> Kept:
     if kept is None or len(changed) > FULL_RELOAD_SHARE * max(len(signatures), 1) or \
             kept.embedder is not index.embedder or kept.snapshot.matrix.shape[1:] != snap.matrix.shape[1:]:
         return _from_scratch(index, snap, signatures, started)
-    loaded, following = _advanced(index, kept, snap, signatures, changed)
-    found = find_all(Context(index, loaded=loaded), snap.generation, started)
+    loaded, following, delta = _advanced(index, kept, snap, signatures, changed)
+    ctx = Context(index, loaded=loaded)
+    known, anchors = _kept_sections(ctx, kept, delta)
+    same_left_out = not delta.disk_rescanned and ctx.skipped == kept.findings.loaded.get("skipped")
+    known["unresolved_links"], unresolved = _followed_unresolved(ctx, following[0],
+                                                                 kept.unresolved if same_left_out else {})
+    found = find_all(ctx, snap.generation, started, known)
     log.debug("health: %d notes changed, findings in %.0f ms", len(changed), found.took_ms)
-    return Kept(found, signatures, *following, index.embedder)
+    return Kept(found, signatures, *following, index.embedder, anchors, unresolved)
 
 
 def _from_scratch(index: VaultIndex, snap: Snapshot, signatures: dict[int, Signature], started: float) -> Kept:
     ctx = Context(index)
-    found = find_all(ctx, snap.generation, started)
     links_by_source = _by_source(ctx.links)
+    known: dict[str, list[Item]] = {}
+    known["broken_anchors"], anchors = _followed_anchors(ctx, {})
+    known["unresolved_links"], unresolved = _followed_unresolved(ctx, links_by_source, {})
+    found = find_all(ctx, snap.generation, started, known)
     resolution = _resolution(index)
     return Kept(found, signatures, links_by_source, resolution, snap, vector_rows_per_note(snap), time.monotonic(),
-                index.embedder)
+                index.embedder, anchors, unresolved)
 
 
 def _changed(before: dict[int, Signature], now: dict[int, Signature]) -> set[int]:
@@ -145,9 +179,9 @@ Following = tuple[dict[int, list[LinkRow]], dict[int, tuple[int | None, bool]], 
 
 
 def _advanced(index: VaultIndex, kept: Kept, snap: Snapshot, signatures: dict[int, Signature],
-              changed: set[int]) -> tuple[dict[str, Any], Following]:
-    """The kept Context values with the changed notes' rows read again, and what the next
-    generation will be advanced from (Kept's fields after the findings and signatures)."""
+              changed: set[int]) -> tuple[dict[str, Any], Following, Delta]:
+    """The kept Context values with the changed notes' rows read again, what the next generation
+    will be advanced from (Kept's fields after the findings and signatures), and what changed."""
     conn = index.reader()
     old = kept.findings.loaded
     present = {n for n in changed if n in signatures}
@@ -167,6 +201,12 @@ def _advanced(index: VaultIndex, kept: Kept, snap: Snapshot, signatures: dict[in
         "body_chars": _replaced(old["body_chars"], changed, load_body_chars(conn, present)),
         "tags": _replaced(old["tags"], changed, load_tags(conn, present)),
     }
+    edges_changed = structural or "edges" not in old
+    if not edges_changed:
+        loaded["edges"], edges_changed = _followed_edges(old["edges"], links_by_source, reread, notes)
+        if not edges_changed and "clusters" in old:
+            loaded["clusters"] = old["clusters"]  # the same notes, the same links between them
+    moved: set[int] = set()
     if "vectors" in old:
         moved = _vector_notes_changed(kept, snap, vector_rows, changed)
         loaded["vectors"] = _followed_vectors(old["vectors"], snap, moved) if moved else old["vectors"]
@@ -181,7 +221,38 @@ def _advanced(index: VaultIndex, kept: Kept, snap: Snapshot, signatures: dict[in
     if not structural and "file_name_counts" in old:
         loaded["file_name_counts"] = old["file_name_counts"]
     loaded["disk"], scanned_at = _followed_disk(index, kept, old.get("disk"), changed, signatures)
-    return loaded, (links_by_source, resolution, snap, vector_rows, scanned_at)
+    delta = Delta(changed, structural, edges_changed, moved, scanned_at != kept.disk_scanned_at)
+    return loaded, (links_by_source, resolution, snap, vector_rows, scanned_at), delta
+
+
+Edges = tuple[dict[int, set[int]], dict[int, set[int]]]
+
+
+def _followed_edges(old: Edges, links_by_source: dict[int, list[LinkRow]], sources: set[int],
+                    notes: dict[int, NoteRow]) -> tuple[Edges, bool]:
+    """The kept (outgoing, incoming) note links with the given sources' links taken again (the rule
+    is Context.edges'), and whether any came or went. The same notes as before: nothing was moved."""
+    out_old, into_old = old
+    out, into = defaultdict(set, out_old), defaultdict(set, into_old)  # sets shared with `old` are replaced, never changed
+    changed = False
+    for source in sources:
+        now = {ln.target_id for ln in links_by_source.get(source, ()) if ln.target_id is not None
+               and connects_notes(ln, notes)}
+        before = out_old.get(source, set())
+        if now == before:
+            continue
+        changed = True
+        if now:
+            out[source] = now
+        else:
+            out.pop(source, None)
+        for target in before - now:
+            into[target] = into[target] - {source}
+            if not into[target]:
+                del into[target]
+        for target in now - before:
+            into[target] = into.get(target, set()) | {source}
+    return ((out, into), True) if changed else (old, False)
 
 
 def _path(signature: Signature | None) -> str:
@@ -221,6 +292,90 @@ def _relinked(conn: Any, before: dict[int, tuple[int | None, bool]],
     return {int(r[0]) for r in rows}
 
 
+# ---- sections ----------------------------------------------------------------------------------
+GRAPH_SECTIONS = ("orphans", "no_inbound", "dead_ends")  # a note's item: its path and whether links come and go
+TAG_SECTIONS = ("similar_tags", "tags_used_once")
+
+
+def _kept_sections(ctx: Context, kept: Kept, delta: Delta) -> tuple[dict[str, list[Item]], AnchorMemo]:
+    """The sections found without deriving them from every note again (find_all does the rest)."""
+    old, before = kept.findings.sections, kept.findings.loaded
+    known: dict[str, list[Item]] = {}
+    known["broken_anchors"], anchors = _followed_anchors(ctx, kept.anchors)
+    stale = _followed_stale(ctx, kept, delta)
+    if stale is not None:
+        known["stale"] = stale
+    if delta.structural:  # paths came, went or moved: every path-ordered section is found again
+        return known, anchors
+    if not delta.edges_changed:
+        known.update((sid, old[sid]) for sid in GRAPH_SECTIONS)
+        if all(_names(before["notes"][n]) == _names(ctx.notes[n]) for n in delta.changed):
+            known["clusters"] = old["clusters"]  # its items show titles
+    if all(before["tags"].get(n) == ctx.tags.get(n) for n in delta.changed):
+        known.update((sid, old[sid]) for sid in TAG_SECTIONS)
+    if not _pairs_touched(before, ctx, delta.moved):
+        known["near_duplicates"] = old["near_duplicates"]
+    return known, anchors
+
+
+def _followed_anchors(ctx: Context, memo: AnchorMemo) -> tuple[list[Item], AnchorMemo]:
+    """Broken anchors, each link's item kept while neither the link nor its target note changed
+    (both are the kept objects then: health_cache replaces only the changed notes' rows)."""
+    items, now = [], {}
+    for link, target in health.anchored_links(ctx):
+        key = (id(link), id(target))
+        hit = memo.get(key)
+        item = hit[2] if hit is not None and hit[0] is link and hit[1] is target else health.anchor_item(ctx, link, target)
+        now[key] = (link, target, item)
+        if item is not None:
+            items.append(item)
+    return items, now
+
+
+def _followed_unresolved(ctx: Context, links_by_source: dict[int, list[LinkRow]],
+                         memo: UnresolvedMemo) -> tuple[list[Item], UnresolvedMemo]:
+    """Unresolved links (ctx.unresolved, for three sections) and the broken ones' items, each note's
+    kept while its links are the kept list (pass no memo when the files left out changed)."""
+    whole, items, targets, now = Unresolved(), [], set(), {}
+    for source in sorted(links_by_source):  # ctx.links' order
+        links = links_by_source[source]
+        hit = memo.get(id(links))
+        if hit is None or hit[0] is not links:
+            part = health.classify_unresolved(ctx, links)
+            hit = (links, part, health.unresolved_items(ctx, part.broken), health.unresolved_targets(part.broken))
+        now[id(links)] = hit
+        whole.extend(hit[1])
+        items += hit[2]
+        targets |= hit[3]
+    ctx.unresolved = whole
+    ctx.extra_counts["unresolved_targets"] = len(targets)
+    return items, now
+
+
+def _followed_stale(ctx: Context, kept: Kept, delta: Delta) -> list[Item] | None:
+    """The kept stale items with the changed notes' paths looked at again; None (find all) when the
+    vault was walked anew or the skipped files changed."""
+    if delta.disk_rescanned or "skipped" not in kept.findings.loaded or ctx.skipped != kept.findings.loaded["skipped"]:
+        return None
+    now = [note for n in delta.changed if (note := ctx.notes.get(n)) is not None]
+    indexed = {note.path: (note.size, note.mtime_ns) for note in now}
+    paths = {_path(kept.signatures.get(n)) for n in delta.changed} - {""} | set(indexed)
+    fresh = (health.stale_item(ctx, path, indexed.get(path)) for path in paths)
+    items = [it for it in kept.findings.sections["stale"] if it.path not in paths]
+    return sorted([*items, *(it for it in fresh if it is not None)], key=lambda it: it.path)
+
+
+def _pairs_touched(before: dict[str, Any], ctx: Context, moved: set[int]) -> bool:
+    """Whether a near-duplicate candidate pair, before or now, has a note whose vector or text changed."""
+    if "duplicate_pairs" not in before or "duplicate_pairs" not in vars(ctx):
+        return True
+    if before["duplicate_pairs"] is ctx.duplicate_pairs:
+        return False
+    touched = np.fromiter(moved, np.int64, len(moved))
+    return any(bool(np.isin(ids, touched).any()) for pairs in (before["duplicate_pairs"], ctx.duplicate_pairs)
+               for ids in pairs[:2])
+
+
 # ---- vectors ---------------------------------------------------------------------------------
 def _vector_notes_changed(kept: Kept, snap: Snapshot, rows: Ints, changed: set[int]) -> set[int]:
     """Notes whose note vector may differ: the changed notes, notes that gained or lost section vectors
@@ -244,6 +399,15 @@ def _followed_vectors(old: NoteVectors, snap: Snapshot, moved: set[int]) -> Note
     weights = snap.row_weights[rows] if snap.boilerplate else None
     fresh = note_vectors(snap.vector_notes[rows], snap.matrix[rows], weights)
     keep = ~np.isin(old.ids, touched)
+    at = np.searchsorted(old.ids, fresh.ids)
+    if len(old.ids) - int(keep.sum()) == len(fresh.ids) and np.array_equal(old.ids[np.minimum(at, len(old.ids) - 1)],
+                                                                        fresh.ids):
+        matrix = old.matrix.copy()  # the same notes have vectors: their rows change in place (one copy, no sort)
+        matrix[at] = fresh.matrix
+        followed = NoteVectors(old.ids, matrix)
+        if "row_of" in vars(old):
+            vars(followed)["row_of"] = old.row_of  # the same ids, the same rows (cached_property's slot)
+        return followed
     if not len(fresh.ids):
         return NoteVectors(old.ids[keep], old.matrix[keep])
     ids = np.concatenate([old.ids[keep], fresh.ids])

@@ -114,6 +114,61 @@ def test_advanced_findings_equal_findings_from_scratch(live: VaultIndex, demo_co
         same_findings(live)
 
 
+def append(vault: Path, path: str, text: str) -> Callable[[], object]:
+    return lambda: (vault / path).write_text((vault / path).read_text() + text)
+
+
+def replace_text(vault: Path, path: str, old: str, new: str) -> Callable[[], object]:
+    def change() -> None:
+        before = (vault / path).read_text()
+        assert old in before, (path, old)
+        (vault / path).write_text(before.replace(old, new))
+    return change
+
+
+def test_edits_that_keep_or_change_each_sections_inputs_equal_findings_from_scratch(
+        live: VaultIndex, demo_copy: Path) -> None:
+    """Each edit leaves some sections' inputs alone (kept items) and changes others (found again):
+    after every one the kept findings equal a report found from scratch, and the sections named
+    as kept are the previous generation's very lists (the cheap path was taken)."""
+    same_findings(live)
+    rrf, quotes = "Projects/Search Engine/Ranking with RRF.md", "Reading/Quotes.md"
+    random, regex = "Random Thoughts.md", "Reference/Regex Cheatsheet.md"
+    gyms, draft = "Hobbies/Bouldering/Climbing Gyms.md", "Projects/Search Engine/Drafts/Chunking Strategy (draft).md"
+    graph, tags, pairs = ("orphans", "no_inbound", "dead_ends", "clusters"), ("similar_tags", "tags_used_once"), \
+        ("near_duplicates",)
+    steps: list[tuple[str, Callable[[], object], str, tuple[str, ...], tuple[str, ...]]] = [
+        ("plain text", append(demo_copy, random, "\n\nOne more theory: boredom.\n"), random,
+         graph + tags + pairs, ()),
+        ("a missing heading added", append(demo_copy, rrf, "\n\n## No Such Heading\n\nNow it exists.\n"), rrf,
+         graph + tags + pairs, ("broken_anchors",)),
+        ("a missing block added", append(demo_copy, quotes, "\n\nA new quote. ^no-such-quote\n"), quotes,
+         graph + tags + pairs, ("broken_anchors",)),
+        ("a link added", append(demo_copy, random, "\n\nSee [[Regex Cheatsheet]].\n"), random, tags + pairs,
+         ("orphans", "clusters")),
+        ("a link removed", replace_text(demo_copy, random, "See [[Regex Cheatsheet]].", "See nothing."), random,
+         tags + pairs, ("orphans", "clusters")),
+        ("a title changed", replace_text(demo_copy, gyms, "title: Climbing Gyms", "title: Bouldering Gyms"), gyms,
+         graph[:3] + tags + pairs, ("clusters",)),
+        ("a tag spelled anew", append(demo_copy, regex, "\n\n#home-lab #Recipe\n"), regex, graph + pairs, tags),
+        ("a near-duplicate changed", replace_text(demo_copy, draft, "Chunking", "Splitting"), draft,
+         graph[:3] + tags, pairs),  # its title too: clusters (which show titles) are found again
+    ]
+    for kind, change, path, kept, anew in steps:
+        before = current_findings(live)
+        change()
+        live.index_paths([path])
+        after = current_findings(live)
+        assert after.generation != before.generation, kind
+        same_findings(live)
+        assert [sid for sid in kept if after.sections[sid] is not before.sections[sid]] == [], kind
+        assert [sid for sid in anew if after.sections[sid] is before.sections[sid]] == [], kind
+        assert [sid for sid in anew if after.sections[sid] == before.sections[sid]] == [], kind  # they did change
+    # What the edits did shows (the steps did change what they meant to).
+    summary = current_findings(live).summary
+    assert summary["broken_anchors"] == 0 and summary["near_duplicates"] == 0, summary
+
+
 def test_the_model_arriving_late_finds_everything_anew(demo_copy: Path, tmp_path: Path) -> None:
     open_index(demo_copy, tmp_path / "index").index()
     late = open_index(demo_copy, tmp_path / "index", model_later=True)  # as `serve` opens it
