@@ -26,7 +26,13 @@ from sidecar.errors import IndexNotReady, InvalidParams, NotFound
 from sidecar.fuse import BAND_RULE, DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.indexer import LINKS_PENDING, Indexer, IndexReport, ProgressFn
 from sidecar.private import private_dir
-from sidecar.protocol_types import HEALTH_PAGE_LIMIT_DEFAULT, RELATED_LIMIT_DEFAULT, SEARCH_LIMIT_DEFAULT
+from sidecar.protocol_types import (
+    HEALTH_PAGE_LIMIT_DEFAULT,
+    RELATED_LIMIT_DEFAULT,
+    SEARCH_LIMIT_DEFAULT,
+    RelatedResponse,
+    SearchResponse,
+)
 from sidecar.redact import rules_fingerprint
 from sidecar.related import Related
 from sidecar.search import Filters, Ranking, Searcher
@@ -175,7 +181,7 @@ class VaultIndex:
     def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: dict[str, Any] | None = None,
                mode: str = "hybrid",
                max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None,
-               typed: bool = False) -> dict[str, Any]:
+               typed: bool = False) -> SearchResponse:
         """`typed`: search-as-you-type (speed shortcuts on); a submitted question keeps every word."""
         self._require_index()
         if not isinstance(typed, bool):
@@ -189,7 +195,7 @@ class VaultIndex:
         return result
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
-                limit: int = RELATED_LIMIT_DEFAULT) -> dict[str, Any]:
+                limit: int = RELATED_LIMIT_DEFAULT) -> RelatedResponse:
         self._require_index()
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:

@@ -18,6 +18,7 @@ from sidecar.app import VaultIndex
 from sidecar.config import OBSIDIAN_CONFIG_ENV, SETTINGS, VAULT_ENV, Setting, Settings, default_text, env_text, from_env
 from sidecar.errors import SidecarError
 from sidecar.indexer import Progress
+from sidecar.protocol_types import RelatedResponse, SearchResponse
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -229,7 +230,7 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
     return {"folder": args.folder, "tag": args.tag, "fields": fields}
 
 
-def _search_text(result: dict[str, Any], explain: bool) -> str:
+def _search_text(result: SearchResponse, explain: bool) -> str:
     lines = [f"{len(result['results'])} result(s) for {result['query']!r} ({result['mode']}, "
              f"{result['took_ms']:.1f} ms) confidence: {result['band']}"]
     if result["caveat"]:
@@ -253,7 +254,7 @@ def cmd_related(args: argparse.Namespace) -> int:
     return 0
 
 
-def _related_text(result: dict[str, Any]) -> str:
+def _related_text(result: RelatedResponse) -> str:
     lines = [f"related to {result['source_path']} ({result['took_ms']:.1f} ms)"]
     for i, r in enumerate(result["results"], start=1):
         badges = ", ".join(x["label"] for x in r["reasons"])

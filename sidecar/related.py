@@ -12,7 +12,7 @@ import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +25,15 @@ from sidecar.errors import InvalidParams, NotFound
 from sidecar.fuse import Thresholds, related_band
 from sidecar.lexical import make_snippet
 from sidecar.parse import parse_note
-from sidecar.protocol_types import RELATED_LIMIT_DEFAULT, RELATED_LIMIT_MAX, RELATED_LIMIT_MIN
+from sidecar.protocol_types import (
+    RELATED_LIMIT_DEFAULT,
+    RELATED_LIMIT_MAX,
+    RELATED_LIMIT_MIN,
+    Band,
+    RelatedNote,
+    RelatedReason,
+    RelatedResponse,
+)
 from sidecar.redact import redact
 from sidecar.snapshot import Snapshot
 from sidecar.store import embed_text
@@ -101,7 +109,7 @@ class Related:
         self.w = weights or RelatedWeights()
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
-                limit: int = RELATED_LIMIT_DEFAULT) -> dict[str, Any]:
+                limit: int = RELATED_LIMIT_DEFAULT) -> RelatedResponse:
         started = time.perf_counter()
         if not isinstance(limit, int) or not RELATED_LIMIT_MIN <= limit <= RELATED_LIMIT_MAX:
             raise InvalidParams(f"limit must be an integer from {RELATED_LIMIT_MIN} to {RELATED_LIMIT_MAX}")
@@ -252,15 +260,15 @@ class Related:
         return {int(r[0]): int(r[1]) for r in rows}
 
     # ---- output -------------------------------------------------------------------------
-    def _results(self, ranked: list[tuple[int, dict[str, Any]]], src: Source) -> list[dict[str, Any]]:
-        results = []
+    def _results(self, ranked: list[tuple[int, dict[str, Any]]], src: Source) -> list[RelatedNote]:
+        results: list[RelatedNote] = []
         for note_id, e in ranked:
             note = self.conn.execute("SELECT path, title FROM notes WHERE id = ?", (note_id,)).fetchone()
             if note is None:
                 continue
             chunk = self._best_chunk(note_id, e["chunk"])
             sim = e["sim"]
-            band = related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds)
+            band = cast(Band, related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds))
             results.append({
                 "path": note[0], "title": note[1], "folder": posixpath.dirname(note[0]),
                 "score": round(e["score"], 4), "band": band,
@@ -280,8 +288,8 @@ class Related:
         return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
 
 
-def _reasons(e: dict[str, Any], already_linked: bool) -> list[dict[str, Any]]:
-    reasons: list[dict[str, Any]] = []
+def _reasons(e: dict[str, Any], already_linked: bool) -> list[RelatedReason]:
+    reasons: list[RelatedReason] = []
     if e["links_here"]:
         reasons.append({"kind": "links_here", "label": "links here"})
     if already_linked:

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -23,7 +23,15 @@ from sidecar.errors import InvalidParams
 from sidecar.evidence import QueryEvidence, count_cap, query_evidence
 from sidecar.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
 from sidecar.lexical import LexicalQuery, build_query, make_snippet
-from sidecar.protocol_types import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_LIMIT_MIN
+from sidecar.protocol_types import (
+    SEARCH_LIMIT_DEFAULT,
+    SEARCH_LIMIT_MAX,
+    SEARCH_LIMIT_MIN,
+    Band,
+    SearchMode,
+    SearchResponse,
+    SearchResult,
+)
 from sidecar.snapshot import Snapshot
 
 Mode = Literal["hybrid", "lexical", "semantic"]
@@ -343,13 +351,13 @@ class Searcher:
         self.vectors_loading = vectors_loading  # no vectors yet: the model is still loading (app.load_model)
 
     def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: Filters | None = None, mode: str = "hybrid",
-               max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> dict[str, Any]:
+               max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> SearchResponse:
         started = time.perf_counter()
         text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else query  # a trailing space ends the last word
         query, limit, mode = _validate(text, limit, mode, max_tokens)
         filters = filters or Filters()
         vectors_available = self.embedder is not None and len(self.snap.vector_ids) > 0
-        effective_mode = mode if vectors_available or mode == "lexical" else "lexical"
+        effective_mode: SearchMode = cast(SearchMode, mode) if vectors_available or mode == "lexical" else "lexical"
         allowed = allowed_notes(self.conn, filters)
         # A submitted query keeps its function words in the all-terms pass (an intersection, cheap); typed
         # or submitted, words in >5% of sections stay out of the wide OR: keeping them there cost 4x the
@@ -381,7 +389,7 @@ class Searcher:
         if max_tokens:
             _fit_budget(results, chunk_rows, hits, max_tokens, lexq.terms)
         band = overall_band(results)
-        response: dict[str, Any] = {
+        response: SearchResponse = {
             "query": query, "mode": effective_mode, "took_ms": 0.0,
             "vectors_available": vectors_available, "vectors_loading": self.vectors_loading, "index_building": False,
             "band": band, "caveat": CAVEATS[band], "results": results,
@@ -432,7 +440,7 @@ class Searcher:
 
     def _result(self, hit: NoteHit, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
                 note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
-                vectors_available: bool) -> dict[str, Any]:
+                vectors_available: bool) -> SearchResult:
         best = chunk_rows[hit.chunks[0]]
         note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
         lex_rank = _rank_of(cands.lexical, hit.chunks)
@@ -445,7 +453,7 @@ class Searcher:
         rare_hit = lex_rank is not None and bool(evidence.rare & set(found))
         score = confidence(self._cosine(hit, cands), evidence.weighted_coverage(found), evidence.unseen_share) \
             if vectors_available else None
-        band = band_for(score, coverage, rare_hit, exact_missing, self.thresholds)
+        band = cast(Band, band_for(score, coverage, rare_hit, exact_missing, self.thresholds))
         snippet = make_snippet(best["body"], lexq.terms)
         heading_path = [p for p in best["heading"].split(" > ") if p]
         return {
@@ -507,7 +515,7 @@ def _validate(query: object, limit: object, mode: object, max_tokens: object) ->
 BAND_ORDER = {"high": 3, "medium": 2, "low": 1, "none": 0}
 
 
-def overall_band(results: list[dict[str, Any]], window: int = 3) -> str:
+def overall_band(results: list[SearchResult], window: int = 3) -> Band:
     """The best band among the first few results: a boosted hub note on top must not hide an answer."""
     return max((r["band"] for r in results[:window]), key=BAND_ORDER.__getitem__, default="none")
 
@@ -537,7 +545,7 @@ def _reason(lex_rank: int | None, vec_rank: int | None, similarity: float | None
     return "; ".join(parts) or "found"
 
 
-def _fit_budget(results: list[dict[str, Any]], chunk_rows: dict[int, dict[str, Any]], hits: list[NoteHit],
+def _fit_budget(results: list[SearchResult], chunk_rows: dict[int, dict[str, Any]], hits: list[NoteHit],
                 max_tokens: int, terms: Sequence[str]) -> None:
     """Give each result its section text (small-to-big: with the matching sibling sections under the
     same parent heading) until the budget runs out; cut with an ellipsis, never drop silently."""
