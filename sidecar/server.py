@@ -293,7 +293,7 @@ async def _warm_up(core: VaultIndex, collect: bool = False) -> None:
 
 
 def _load_and_freeze(core: VaultIndex, collect: bool) -> None:
-    core.snapshot()
+    core.snapshot().warm()
     if collect:
         gc.collect()
     gc.freeze()

@@ -109,6 +109,11 @@ class Snapshot:
             sims = np.where(mask if rows is None else mask[rows], sims, np.float32(-2.0))
         return sims
 
+    def warm(self) -> None:
+        """Build what nearest() reads besides the matrix now, off the request path (server warm-up)."""
+        if len(self.vector_ids) >= TWO_PASS_MIN_ROWS:
+            self.narrow()
+
     def narrow(self) -> FirstPass:
         """The first pass's copy of this snapshot's rows, built once (by one thread) on first use."""
         if self.first_pass is None:

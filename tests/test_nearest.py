@@ -97,3 +97,12 @@ def test_small_matrices_read_every_column() -> None:
     snap = _snapshot(_pca_like(500, np.random.default_rng(6)))
     snap.nearest(snap.matrix[0].copy(), K)
     assert snap.first_pass is None
+
+
+def test_warm_builds_the_narrow_copy_only_where_nearest_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    snap = _snapshot(_pca_like(500, np.random.default_rng(7)))
+    snap.warm()
+    assert snap.first_pass is None  # below TWO_PASS_MIN_ROWS the full product is read
+    monkeypatch.setattr(snapshot_module, "TWO_PASS_MIN_ROWS", 400)
+    snap.warm()
+    assert snap.first_pass is not None
