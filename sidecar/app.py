@@ -41,6 +41,7 @@ from sidecar.store import Store
 from sidecar.vectors import VectorTable
 
 if TYPE_CHECKING:
+    from sidecar.vault import Vault
     from sidecar.writes import NoteWriter
 
 log = logging.getLogger(__name__)
@@ -81,9 +82,23 @@ class VaultIndex:
         self._local = threading.local()
         self._snapshots = SnapshotCache()
         self.ranking = Ranking()
-        self.building = False
+        self._building = False  # an index run is queued or on (index_queued, index)
         self._built = False
         self.writes: NoteWriter | None = _note_writer(self) if settings.allow_writes else None
+
+    @property
+    def building(self) -> bool:
+        return self._building
+
+    def index_queued(self) -> None:
+        """A run is queued on the writer: status says "building" from now, before its first progress
+        event; index() says it until the run ends."""
+        self._building = True
+
+    @property
+    def vault(self) -> Vault:
+        """The vault, confined (Vault.confine): what reports and writes read notes through."""
+        return self.indexer.vault
 
     # ---- connections --------------------------------------------------------------------
     def reader(self) -> Any:
@@ -115,6 +130,12 @@ class VaultIndex:
 
         return health_page(self, section, limit, cursor)
 
+    def overview(self, snap: Snapshot | None = None) -> dict[str, Any]:
+        """The vault's shape for an agent new to it (overview.py), from one snapshot of the index."""
+        from sidecar.overview import vault_overview  # noqa: PLC0415  (a report, not part of every query path)
+
+        return vault_overview(self.reader(), snap or self.snapshot())
+
     def load_model(self) -> None:
         """The half of opening that `model_later` left out: the model, then the vector snapshot. Both
         under the writer's lock, so no note is indexed without its vector meanwhile, while searches
@@ -138,6 +159,10 @@ class VaultIndex:
             self.model = model
 
     # ---- retrieval ----------------------------------------------------------------------
+    def generation(self) -> str:
+        """The index's generation now: it moves with every committed change (snapshot.py)."""
+        return current_generation(self.reader())
+
     def snapshot(self) -> Snapshot:
         return self._snapshots.get(self.reader(), self.backend, self.embedder.dim if self.embedder else None)
 
@@ -161,17 +186,36 @@ class VaultIndex:
                                ("band_measured_with", measured_with)):
                 self.store.set_meta(key, str(value))
 
-    def _require_index(self) -> None:
-        """Searching an index that was never built would look like "no answer": say what to do instead."""
-        if self.building or self._built:
-            return
+    def index_not_ready(self) -> IndexNotReady | None:
+        """The one answer to "is the index ready?": a finished run, or a cut-short one that stored notes,
+        serves (an empty vault's index too); otherwise the error saying what to do (retryable while a
+        run is on). Once ready, an index stays ready: SQLite is asked only until then."""
+        if self._built:
+            return None
         conn = self.reader()
-        built = conn.execute("SELECT 1 FROM meta WHERE key = 'last_indexed_at'").fetchone() or \
-            conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone()  # a run that was cut short still serves
-        self._built = built is not None  # once built, an index stays searchable: ask SQLite only until then
-        if built is None:
-            raise IndexNotReady(f"the index for {self.settings.vault} is not built yet: run `sidecar index --vault "
-                                f"{self.settings.vault}` (or `sidecar serve`, which builds it)")
+        self._built = (conn.execute("SELECT 1 FROM meta WHERE key = 'last_indexed_at'").fetchone()
+                       or conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone()) is not None
+        if self._built:
+            return None
+        if self.building:
+            return IndexNotReady("the index is being built and has no notes yet: try again in a minute",
+                                 {"retryable": True})
+        vault = self.settings.vault
+        return IndexNotReady(f"index not built yet: run `sidecar index --vault {vault}` or `sidecar serve`, then try again",
+                             {"retryable": False})
+
+    def require_index(self) -> None:
+        """For agents (MCP, `sidecar context`): an index not ready is an error, also while it is being built."""
+        problem = self.index_not_ready()
+        if problem is not None:
+            raise problem
+
+    def _require_index(self) -> None:
+        """For the plugin: searching an index that was never built would look like "no answer", so say
+        what to do; while a run builds it, answer (empty, index_building: true) as the panes expect."""
+        problem = self.index_not_ready()
+        if problem is not None and not self.building:
+            raise problem
 
     def thresholds_info(self) -> dict[str, object]:
         t = self._stored_bands()  # straight from meta: status must not load the vectors to say this
@@ -222,10 +266,10 @@ class VaultIndex:
             conn.execute("COMMIT")  # nothing was written: this only ends the read snapshot
 
     def note_links(self, path: str) -> dict[str, Any]:
-        return notes_api.note_links(self.reader(), self.indexer.vault, path)
+        return notes_api.note_links(self.reader(), self.vault, path)
 
     def read_note(self, path: str, heading: str | None = None) -> dict[str, Any]:
-        return notes_api.read_note(self.reader(), self.indexer.vault, path, heading)
+        return notes_api.read_note(self.reader(), self.vault, path, heading)
 
     def list_notes(self, folder: str | None = None, tag: str | None = None, note_type: str | None = None,
                    modified_since: float | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
@@ -234,7 +278,7 @@ class VaultIndex:
     def resolve_note(self, ref: str) -> str:
         """A vault path, a file name or a title/alias -> the indexed note's path, else NotFound."""
         conn = self.reader()
-        vault = self.indexer.vault
+        vault = self.vault
         for candidate in (ref, f"{ref}.md"):
             path = vault.confine(candidate)
             if path and conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone():
@@ -254,7 +298,7 @@ class VaultIndex:
     # ---- indexing -----------------------------------------------------------------------
     def event_paths(self, changed: set[str]) -> list[str] | None:
         """The notes a batch of watcher paths names, or None when only a scan can tell (Vault.event_paths)."""
-        return self.indexer.vault.event_paths(changed)
+        return self.vault.event_paths(changed)
 
     def index_paths(self, paths: Sequence[str]) -> IndexReport:
         """Index just these notes (a watcher's events, a write through the sidecar), no scan; the
@@ -271,7 +315,7 @@ class VaultIndex:
               cancel: threading.Event | None = None) -> IndexReport:
         from sidecar.calibrate import auto_calibrate, needs_auto_calibration  # noqa: PLC0415  (calibrate imports app)
 
-        self.building = True
+        self._building = True
         try:
             rules = rules_fingerprint()
             stored = self.store.get_meta(REDACTION_RULES)
@@ -291,7 +335,7 @@ class VaultIndex:
                 auto_calibrate(self)
             return report
         finally:
-            self.building = False
+            self._building = False
 
     def _settle_rules(self, rules: str, purge: bool) -> None:
         """After every note went through the new rules: drop what the old ones let through from the

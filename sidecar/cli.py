@@ -508,22 +508,15 @@ def _mcp_options(cmd: argparse.ArgumentParser) -> None:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from sidecar.context import context_band, context_results, format_context, index_not_ready  # noqa: PLC0415
-    from sidecar.redact import redact  # noqa: PLC0415
+    from sidecar.context import context_answer  # noqa: PLC0415
 
     query = _context_query(args.text)
     index = open_index(args)
-    problem = index_not_ready(index.status())
-    if problem is not None:
-        raise problem
+    index.require_index()
     result = index.search(query, limit=args.limit, mode=args.mode, max_tokens=args.max_tokens,
                           filters={"folder": args.folder, "tag": args.tag})
-    block = redact(format_context(result, args.max_tokens)).text
-    sources = [{k: r[k] for k in ("path", "title", "heading", "start_line", "end_line", "band")}
-               for r in context_results(result)]
-    band, caveat = context_band(result)
-    payload = {"query": result["query"], "band": band, "caveat": caveat, "markdown": block, "sources": sources}
-    emit(args, payload, lambda: block)
+    payload = context_answer(result, args.max_tokens)
+    emit(args, payload, lambda: str(payload["markdown"]))
     return 0
 
 

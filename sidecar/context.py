@@ -1,7 +1,7 @@
 """A search result as a ready-to-paste Markdown context block for an agent's prompt.
 
-Pure: one search response in, one string out, so the MCP `get_context` tool, the
-`sidecar context` command (prompt hooks) and JSON-RPC all print the same block.
+Pure: one search response in, one answer out (context_answer), so the MCP `get_context` tool and
+the `sidecar context` command (prompt hooks) give the same block, band and sources.
 
 The block states the confidence band first, because an agent that reads "low" should not
 treat the excerpts as answers. Every section names its source (title, heading, path,
@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sidecar.errors import IndexNotReady
 from sidecar.fuse import CAVEATS
+from sidecar.redact import redact
 from sidecar.search import CHARS_PER_TOKEN
 
 CUT = "\n…[truncated]"
@@ -33,6 +33,20 @@ BAND_WORDS = {
     "low": "low: the vault probably does not answer this.",
     "none": "none: nothing in the vault matched.",
 }
+
+
+SOURCE_FIELDS = ("path", "title", "heading", "start_line", "end_line", "band")
+
+
+def context_answer(search_result: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
+    """The one context answer (`sidecar context --json`, MCP get_context): the block, redacted once
+    more on the way out (the index is redacted, the disk may have changed), its band and caveat, and
+    the excerpts it quotes."""
+    markdown = redact(format_context(search_result, max_tokens)).text
+    band, caveat = context_band(search_result)
+    sources = [{k: r[k] for k in SOURCE_FIELDS} for r in context_results(search_result)]
+    return {"query": search_result.get("query", ""), "band": band, "caveat": caveat, "chars": len(markdown),
+            "markdown": markdown, "sources": sources}
 
 
 def format_context(search_result: Mapping[str, Any], max_tokens: int) -> str:
@@ -79,18 +93,6 @@ def context_band(search_result: Mapping[str, Any]) -> tuple[str, str | None]:
         return band, caveat
     extra = str(caveat or "").removeprefix(CAVEATS.get(band) or "").strip()  # e.g. "semantic search unavailable"
     return best, " ".join(x for x in (CAVEATS.get(best), extra) if x) or None
-
-
-def index_not_ready(status: Mapping[str, Any]) -> IndexNotReady | None:
-    """The error every agent-facing command gives over an empty index, with what to do about it."""
-    if int(status.get("notes") or 0) > 0:
-        return None
-    if status.get("building"):
-        return IndexNotReady("the index is being built and has no notes yet: try again in a minute",
-                             {"retryable": True})
-    vault = status.get("vault") or "PATH"
-    return IndexNotReady(f"index not built yet: run `sidecar index --vault {vault}` or `sidecar serve`, then try again",
-                         {"retryable": False})
 
 
 def section_title(result: Mapping[str, Any]) -> str:

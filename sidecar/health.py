@@ -175,7 +175,7 @@ class Context:
         between reports and advances them by the notes that changed)."""
         self.index = index
         self.conn: sqlite3.Connection = index.reader()
-        self.vault: Vault = index.indexer.vault
+        self.vault: Vault = index.vault
         self.embedder: Embedder | None = index.embedder
         self.extra_counts: dict[str, int] = {}
         self.__dict__.update(loaded or {})  # where functools.cached_property looks first

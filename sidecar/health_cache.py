@@ -446,9 +446,9 @@ def _followed_disk(index: VaultIndex, kept: Kept, disk: health.DiskFiles | None,
                    signatures: dict[int, Signature]) -> tuple[health.DiskFiles, float]:
     """The kept walk of the vault with the changed notes' files looked at again; walked anew when old."""
     if disk is None or time.monotonic() - kept.disk_scanned_at > DISK_RESCAN_SECONDS:
-        return scan_disk(index.indexer.vault), time.monotonic()
+        return scan_disk(index.vault), time.monotonic()
     notes = dict(disk.notes)
-    vault = index.indexer.vault
+    vault = index.vault
     for path in {_path(sig) for n in changed for sig in (kept.signatures.get(n), signatures.get(n)) if sig}:
         try:
             st = os.stat(vault.disk_path(path))

@@ -53,14 +53,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sidecar import __version__, paging
 from sidecar.app import VaultIndex
 from sidecar.connwatch import ConnectionWatch, uvicorn_answering, watched_h11
-from sidecar.context import context_band, context_results, format_context, index_not_ready
+from sidecar.context import context_answer
 from sidecar.errors import InvalidParams, NotFound, SidecarError, busy_from
 from sidecar.gate import ReadGate
 from sidecar.httpguard import MAX_BODY_BYTES, Guard, Rejection
 from sidecar.mcp_models import (
     Backlink,
     ContextOut,
-    ContextSource,
     HealthItem,
     HealthOut,
     HealthSection,
@@ -80,7 +79,6 @@ from sidecar.mcp_models import (
     StatusOut,
 )
 from sidecar.notes_api import heading_paths
-from sidecar.overview import vault_overview
 from sidecar.ports import bind_loopback
 from sidecar.protocol_types import (
     HEALTH_PAGE_LIMIT_MIN,
@@ -203,7 +201,6 @@ class VaultTools:
     def __init__(self, core: VaultIndex, gate: ReadGate | None = None) -> None:
         self.core = core
         self.gate = gate or ReadGate()
-        self._has_notes = False  # sticky: once the index has notes we stop asking
         self._overview: tuple[str, OverviewOut] | None = None
 
     async def run(self, work: Callable[[], M], text: Callable[[M], str] | None = None,
@@ -233,12 +230,7 @@ class VaultTools:
         return ok(model, text(model) if text else None)
 
     def require_index(self) -> None:
-        if self._has_notes:
-            return
-        problem = index_not_ready(self.core.status())
-        if problem is not None:
-            raise problem
-        self._has_notes = True
+        self.core.require_index()  # the core's one rule (VaultIndex.index_not_ready)
 
     def resolve(self, path: str | None, title: str | None) -> str:
         ref = path if path is not None else title
@@ -394,7 +386,7 @@ class VaultTools:
             cached = self._overview
             if cached is not None and cached[0] == snapshot.generation:
                 return cached[1]
-            out = OverviewOut.model_validate(vault_overview(self.core.reader(), snapshot))
+            out = OverviewOut.model_validate(self.core.overview(snapshot))
             self._overview = (snapshot.generation, out)
             return out
 
@@ -420,12 +412,7 @@ def search_hit(r: Mapping[str, Any], explain: bool) -> SearchHit:
 
 
 def context_out(result: Mapping[str, Any], max_tokens: int) -> ContextOut:
-    markdown = clean(format_context(result, max_tokens))
-    sources = [ContextSource(path=r["path"], heading=r["heading"], start_line=r["start_line"],
-                             end_line=r["end_line"], band=r["band"]) for r in context_results(result)]
-    band, caveat = context_band(result)
-    return ContextOut.model_validate({"band": band, "caveat": caveat, "chars": len(markdown), "markdown": markdown,
-                                      "sources": sources})
+    return ContextOut.model_validate(context_answer(result, max_tokens))  # sources' titles are CLI only
 
 
 def related_out(result: Mapping[str, Any], explain: bool) -> RelatedOut:

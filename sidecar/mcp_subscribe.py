@@ -28,7 +28,6 @@ from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, Unsub
 
 from sidecar.errors import NotFound, SidecarError
 from sidecar.indexer import content_digest
-from sidecar.snapshot import current_generation
 
 if TYPE_CHECKING:
     from sidecar.mcp_server import NoteResources, VaultMCP
@@ -109,7 +108,7 @@ class NoteSubscriptions:
 
     def changed(self) -> list[str]:
         """The subscribed URIs whose served text changed since the last look (on a worker thread)."""
-        generation = current_generation(self.core.reader())
+        generation = self.core.generation()
         moved, self._generation = generation != self._generation, generation
         with self._lock:
             watched = list(self._watched.items())
@@ -143,7 +142,7 @@ class NoteSubscriptions:
 
     def _stat(self, path: str) -> StatSig:
         try:
-            st = os.stat(self.core.indexer.vault.disk_path(path))
+            st = os.stat(self.core.vault.disk_path(path))
         except OSError:
             return None
         return st.st_mtime_ns, st.st_size, st.st_ino

@@ -176,7 +176,7 @@ class SidecarService:
 
     async def _scan_run(self, full: bool) -> IndexReport:
         self.cancel_index.clear()
-        self.core.building = True  # visible in status before the run's first progress event
+        self.core.index_queued()  # visible in status before the run's first progress event
         self.bus.publish("status", await asyncio.to_thread(self.status))
         try:
             return await self._on_writer(self._index_once, full)

@@ -100,7 +100,7 @@ class Current:
 class NoteWriter:
     def __init__(self, core: VaultIndex, history: History) -> None:
         self.core = core
-        self.vault = core.indexer.vault
+        self.vault = core.vault
         self.files = VaultFiles(self.vault.root, self._on_disk)
         self.history = history
         self._key = history.hash_key()

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from sidecar.context import NO_ANSWER_CHARS, format_context
+import pytest
+from mcp.types import CallToolResult
+
+from sidecar.app import VaultIndex
+from sidecar.cli import main
+from sidecar.context import NO_ANSWER_CHARS, context_answer, format_context
+from sidecar.errors import IndexNotReady
+from sidecar.mcp_server import build_mcp
 from tests.conftest import open_index
 
 NOTE = """# Plugins for learning
@@ -53,3 +61,63 @@ def test_a_low_band_says_the_vault_does_not_answer_and_spends_little() -> None:
     assert "does not appear to answer" in block and "long excerpt" not in block
     assert "Note 0 (N0.md, lines 1-40)" in block and "Note 3" not in block  # the three nearest, named
     assert "long excerpt" in format_context(_result("medium"), 1500)  # answers keep their excerpts
+
+
+# ---- one context answer, one "index ready" rule ----------------------------------------------------
+QUESTION = "spaced repetition flashcards review schedule"
+
+
+def _indexed(tmp_path: Path, notes: dict[str, str]) -> tuple[VaultIndex, list[str]]:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name, text in notes.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    index = open_index(vault, tmp_path / "index")
+    return index, ["--vault", str(vault), "--index", str(tmp_path / "index")]
+
+
+async def test_the_cli_and_mcp_give_one_context_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sidecar context --json` and MCP get_context are context_answer of the same search."""
+    index, where = _indexed(tmp_path, {"Learning.md": NOTE, "Cake.md": "# Cake\n\nFlour, eggs, sugar.\n"})
+    try:
+        index.index()
+        assert main(["context", QUESTION, *where, "--json", "--max-tokens", "600"]) == 0
+        cli = json.loads(capsys.readouterr().out)
+        tool = await build_mcp(index).call_tool("get_context", {"query": QUESTION, "max_tokens": 600})
+        assert isinstance(tool, CallToolResult) and not tool.is_error and isinstance(tool.structured_content, dict)
+        mcp = tool.structured_content
+        answer = context_answer(index.search(QUESTION, limit=6, max_tokens=600), 600)
+    finally:
+        index.close()
+    assert cli == answer and answer["sources"] and answer["band"] in ("high", "medium")
+    assert mcp == {**{k: v for k, v in answer.items() if k != "query" and v is not None},
+                   "sources": [{k: v for k, v in s.items() if k != "title"} for s in answer["sources"]]}
+
+
+async def test_one_rule_says_whether_the_index_is_ready(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Search, MCP and `sidecar context` ask VaultIndex.index_not_ready: the same answer everywhere."""
+    index, where = _indexed(tmp_path, {})
+    server = build_mcp(index)
+    try:
+        never = index.index_not_ready()
+        assert never is not None and never.message.startswith("index not built yet: run `sidecar index")
+        with pytest.raises(IndexNotReady, match="index not built yet"):
+            index.search("anything")
+        tool = await server.call_tool("search", {"query": "anything"})
+        assert isinstance(tool, CallToolResult) and tool.is_error
+        assert json.loads(tool.content[0].text)["error"]["message"] == never.message  # type: ignore[union-attr]
+        assert main(["context", "anything", *where]) != 0
+        assert never.message in capsys.readouterr().err
+        index.index_queued()  # a run is on and has stored nothing yet: the panes wait, agents retry
+        assert index.search("anything")["index_building"] is True
+        with pytest.raises(IndexNotReady, match="being built") as building:
+            index.require_index()
+        assert building.value.data == {"retryable": True}
+        index.index()  # an empty vault, indexed: ready, with nothing in it (was "not built" for agents)
+        assert index.index_not_ready() is None and index.search("anything")["results"] == []
+        tool = await server.call_tool("search", {"query": "anything"})
+        assert isinstance(tool, CallToolResult) and not tool.is_error
+        assert main(["context", "anything", *where, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["band"] == "none"
+    finally:
+        index.close()

@@ -68,3 +68,31 @@ def test_related_ranks_by_related_score(demo_index: VaultIndex) -> None:
         expected = related_score(r["similarity"] or 0.0, float("links_here" in kinds), float(kinds.get("shares_links", 0)),
                                  float(kinds.get("shares_tags", 0)), RelatedWeights())
         assert r["score"] == pytest.approx(expected, abs=1e-3)
+
+
+ADAPTERS = ("cli.py", "rpc.py", "server.py", "mcp_server.py", "mcp_subscribe.py", "mcp_writes.py")
+
+
+def test_nothing_reaches_through_the_core() -> None:
+    """The core (VaultIndex) answers for its parts: no module reaches into `index.indexer.vault`, sets
+    `core.building`, and no adapter opens the core's read connection to hand to a report."""
+    found = []
+    for name, tree in _modules():
+        if name == "app.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and \
+                    node.value.attr == "indexer" and not _is_self(node.value.value):
+                found.append(f"{name}:{node.lineno}: .indexer.{node.attr}")
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found += [f"{name}:{node.lineno}: sets .building" for t in targets
+                          if isinstance(t, ast.Attribute) and t.attr == "building"]
+            if name in ADAPTERS and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "reader":
+                found.append(f"{name}:{node.lineno}: .reader()")
+    assert found == []
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
