@@ -1,4 +1,6 @@
-"""The shapes of MCP answers; the SDK publishes each as the tool's outputSchema.
+"""The shapes of MCP answers that the protocol has no result schema for (notes, edits, context, links,
+health, status, overview); the SDK publishes each as the tool's outputSchema. The search and related
+answers' models are generated from the protocol's schemas (protocol/mcp-outputs.json -> mcp_outputs.py).
 
 Compact on purpose (agents pay for every token): a field that would be null is left out
 (`exclude_none`), so every nullable field has a default and is not required; per-signal
@@ -11,45 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Band = Literal["high", "medium", "low", "none"]
-Mode = Literal["hybrid", "lexical", "semantic"]
-
-
-class SearchScores(BaseModel):
-    fused: float  # after boosts; comparable within one answer only
-    bm25_rank: int | None = None  # None: not in the keyword list
-    vector_similarity: float | None = None
-    vector_rank: int | None = None
-    graph_boost: float | None = None
-    recency_boost: float | None = None
-    confidence: float | None = None  # what the band is decided on
-
-
-class SearchHit(BaseModel):
-    path: str
-    heading: str  # heading path of the best section, "A > B"; empty before the first heading
-    start_line: int
-    end_line: int
-    band: Band
-    snippet: str
-    text: str | None = None  # the section's text, only with max_tokens
-    truncated: bool | None = None  # the text was cut to fit max_tokens
-    title: str | None = None  # this and the rest: only with explain
-    score: float | None = None
-    scores: SearchScores | None = None
-    reason: str | None = None
-
-
-class Paged(BaseModel):
-    next_cursor: str | None = None  # pass as `cursor` with the same arguments; absent: nothing more
-
-
-class SearchOut(Paged):
-    mode: Mode  # the mode actually used (lexical when vectors are unavailable)
-    band: Band  # confidence of the best hit
-    caveat: str | None = None  # how to read the band; absent when the answer is solid
-    index_building: bool | None = None  # only while the index is being built
-    results: list[SearchHit]
+from sidecar.mcp_outputs import Paged
+from sidecar.protocol_types import Band
 
 
 class ContextSource(BaseModel):
@@ -135,24 +100,6 @@ class NoteListOut(Paged):
     notes: list[ListedNote]
     total: int = Field(description="How many notes match in all.")
     truncated: bool
-
-
-class RelatedNote(BaseModel):
-    path: str
-    band: Literal["high", "medium", "low"]
-    heading: str
-    excerpt: str
-    already_linked: bool
-    reasons: list[str]
-    title: str | None = None  # this and the rest: only with explain
-    score: float | None = None
-    similarity: float | None = None
-
-
-class RelatedOut(BaseModel):
-    source_path: str
-    index_building: bool | None = None
-    results: list[RelatedNote]
 
 
 class Outlink(BaseModel):

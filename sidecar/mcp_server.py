@@ -66,18 +66,13 @@ from sidecar.mcp_models import (
     LinkCounts,
     LinksOut,
     ListedNote,
-    Mode,
     NoteListOut,
     NoteOut,
     Outlink,
     OverviewOut,
-    RelatedNote,
-    RelatedOut,
-    SearchHit,
-    SearchOut,
-    SearchScores,
     StatusOut,
 )
+from sidecar.mcp_outputs import RelatedNote, RelatedOut, SearchHit, SearchOut, SearchScores
 from sidecar.notes_api import heading_paths
 from sidecar.ports import bind_loopback
 from sidecar.protocol_types import (
@@ -90,6 +85,7 @@ from sidecar.protocol_types import (
     SEARCH_LIMIT_MAX,
     SEARCH_LIMIT_MIN,
 )
+from sidecar.protocol_types import SearchMode as Mode
 from sidecar.redact import redact
 from sidecar.search import MAX_QUERY_CHARS
 

@@ -249,13 +249,15 @@ def test_mcp_limits_stay_within_the_protocols(doc: dict[str, Any], tool: str, me
 def test_changing_the_schema_without_regenerating_is_caught(doc: dict[str, Any]) -> None:
     """The drift check (`build.py protocol --check`, run by `build.py test`) covers every generated file:
     a changed bound, error code or result field, not regenerated, makes each of them stale."""
-    generated = set(proto.generate(doc))
-    assert generated == {proto.PY_OUT, proto.TS_OUT}
-    for change in (_raise_search_limit, _renumber_busy, _add_result_field):
+    everything = {proto.PY_OUT, proto.TS_OUT, proto.MCP_OUT}
+    assert set(proto.generate(doc)) == everything
+    protocol_only = {proto.PY_OUT, proto.TS_OUT}  # the MCP models project result fields, not params or codes
+    for change, touched in ((_raise_search_limit, protocol_only), (_renumber_busy, protocol_only),
+                            (_add_result_field, protocol_only), (_make_snippet_nullable, everything)):
         edited = json.loads(json.dumps(doc))
         change(edited)
-        stale = [line for line in proto.check(edited) if line.endswith("line(s) differ)")]
-        assert len(stale) == len(generated), (change.__name__, stale)
+        stale = {line.split(":")[0] for line in proto.check(edited) if line.endswith("line(s) differ)")}
+        assert stale == {str(path.relative_to(proto.ROOT)) for path in touched}, change.__name__
 
 
 def _raise_search_limit(doc: dict[str, Any]) -> None:
@@ -269,3 +271,29 @@ def _renumber_busy(doc: dict[str, Any]) -> None:
 
 def _add_result_field(doc: dict[str, Any]) -> None:
     doc["components"]["schemas"]["SearchResult"]["properties"]["rank"] = {"type": "integer"}
+
+
+def _make_snippet_nullable(doc: dict[str, Any]) -> None:
+    doc["components"]["schemas"]["SearchResult"]["properties"]["snippet"] = {"type": ["string", "null"]}
+
+
+def test_mcp_models_project_only_fields_the_protocol_has(doc: dict[str, Any]) -> None:
+    spec = proto.load_projections()
+    spec["models"]["SearchHit"]["fields"].append("rank")  # SearchResult has no `rank`
+    with pytest.raises(proto.ProtocolError, match="rank"):
+        proto.generate(doc, spec)
+    text = proto.MCP_OUT.read_text(encoding="utf-8")
+    assert "GENERATED, DO NOT EDIT" in text.splitlines()[0] and '"""' not in text.split("class ", 1)[1]
+
+
+def test_generated_mcp_models_keep_the_published_shape() -> None:
+    from sidecar.mcp_outputs import RelatedOut, SearchOut
+
+    search = SearchOut.model_json_schema()
+    assert list(search["properties"]) == ["next_cursor", "mode", "band", "caveat", "index_building", "results"]
+    assert search["required"] == ["mode", "band", "results"] and "description" not in search
+    hit = search["$defs"]["SearchHit"]
+    assert hit["required"] == ["path", "heading", "start_line", "end_line", "band", "snippet"]
+    related = RelatedOut.model_json_schema()
+    assert related["$defs"]["RelatedNote"]["properties"]["band"]["enum"] == ["high", "medium", "low"]
+    assert related["properties"]["source_path"] == {"title": "Source Path", "type": "string"}
