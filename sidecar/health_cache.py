@@ -24,7 +24,7 @@ import time
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -56,10 +56,11 @@ from sidecar.snapshot import Snapshot, current_generation
 
 if TYPE_CHECKING:
     from sidecar.app import VaultIndex
+    from sidecar.vault import Vault
 
 log = logging.getLogger(__name__)
 
-DISK_RESCAN_SECONDS = 30.0  # the vault walk (for stale files) is redone at most this often; changed notes at once
+DISK_RESCAN_SECONDS = 30.0  # the vault walk (for stale files) is redone (in a thread) at most this often; changed notes at once
 FULL_RELOAD_SHARE = 0.2  # past this share of changed notes, reading everything again is as cheap
 Signature = str  # path, content hash, indexed at, size, mtime (NUL between)
 Ints = npt.NDArray[np.int64]
@@ -75,7 +76,8 @@ class Kept:
     resolution: dict[int, tuple[int | None, bool]]  # link id -> (target note, ambiguous)
     snapshot: Snapshot
     vector_rows: Ints  # live vector rows per note id (bincount over the snapshot)
-    disk_scanned_at: float
+    disk_scanned_at: float  # when the kept walk of the vault started
+    walk: DiskWalk | None  # the next walk, running
     embedder: object  # the model the vectors came from: when it arrives (serve loads it late), all is found anew
     anchors: AnchorMemo
     unresolved: UnresolvedMemo
@@ -94,7 +96,33 @@ class Delta:
     structural: bool  # some path came, went or moved
     edges_changed: bool  # some note-to-note link came or went
     moved: set[int]  # notes whose note vector was computed again
-    disk_rescanned: bool
+    disk_paths: set[str] | None  # paths whose file on disk may differ; None: the files left out changed too
+
+
+@dataclass
+class DiskWalk:
+    """A walk of the vault folder in a thread (on a big vault it costs 150-300 ms, more than the rest
+    of an update), and the paths looked at anew since it started: it may have seen them before."""
+
+    started: float
+    touched: set[str] = field(default_factory=set)
+    done: threading.Event = field(default_factory=threading.Event)
+    result: health.DiskFiles | None = None  # None when done: the walk failed (logged), the next one retries
+
+    @classmethod
+    def start(cls, vault: Vault) -> DiskWalk:
+        walk = cls(time.monotonic())
+
+        def run() -> None:
+            try:
+                walk.result = scan_disk(vault)
+            except OSError:
+                log.exception("health: the walk of the vault folder failed")
+            finally:
+                walk.done.set()
+
+        threading.Thread(target=run, name="health-vault-walk", daemon=True).start()
+        return walk
 
 
 class HealthCache:
@@ -150,7 +178,7 @@ def _advance(index: VaultIndex, kept: Kept | None) -> Kept:
     loaded, following, delta = _advanced(index, kept, snap, signatures, changed)
     ctx = Context(index, loaded=loaded)
     known, anchors = _kept_sections(ctx, kept, delta)
-    same_left_out = not delta.disk_rescanned and ctx.skipped == kept.findings.loaded.get("skipped")
+    same_left_out = delta.disk_paths is not None and ctx.skipped == kept.findings.loaded.get("skipped")
     known["unresolved_links"], unresolved = _followed_unresolved(ctx, following[0],
                                                                  kept.unresolved if same_left_out else {})
     found = find_all(ctx, snap.generation, started, known)
@@ -167,7 +195,7 @@ def _from_scratch(index: VaultIndex, snap: Snapshot, signatures: dict[int, Signa
     found = find_all(ctx, snap.generation, started, known)
     resolution = _resolution(index)
     return Kept(found, signatures, links_by_source, resolution, snap, vector_rows_per_note(snap), time.monotonic(),
-                index.embedder, anchors, unresolved)
+                None, index.embedder, anchors, unresolved)
 
 
 def _changed(before: dict[int, Signature], now: dict[int, Signature]) -> set[int]:
@@ -175,7 +203,7 @@ def _changed(before: dict[int, Signature], now: dict[int, Signature]) -> set[int
     return {n for n in before.keys() | now.keys() if before.get(n) != now.get(n)}
 
 
-Following = tuple[dict[int, list[LinkRow]], dict[int, tuple[int | None, bool]], Snapshot, Ints, float]
+Following = tuple[dict[int, list[LinkRow]], dict[int, tuple[int | None, bool]], Snapshot, Ints, float, DiskWalk | None]
 
 
 def _advanced(index: VaultIndex, kept: Kept, snap: Snapshot, signatures: dict[int, Signature],
@@ -220,9 +248,9 @@ def _advanced(index: VaultIndex, kept: Kept, snap: Snapshot, signatures: dict[in
         loaded["name_matcher"] = old["name_matcher"]  # no file name, title or alias changed
     if not structural and "file_name_counts" in old:
         loaded["file_name_counts"] = old["file_name_counts"]
-    loaded["disk"], scanned_at = _followed_disk(index, kept, old.get("disk"), changed, signatures)
-    delta = Delta(changed, structural, edges_changed, moved, scanned_at != kept.disk_scanned_at)
-    return loaded, (links_by_source, resolution, snap, vector_rows, scanned_at), delta
+    loaded["disk"], scanned_at, walk, disk_paths = _followed_disk(index, kept, old.get("disk"), changed, signatures)
+    delta = Delta(changed, structural, edges_changed, moved, disk_paths)
+    return loaded, (links_by_source, resolution, snap, vector_rows, scanned_at, walk), delta
 
 
 Edges = tuple[dict[int, set[int]], dict[int, set[int]]]
@@ -344,22 +372,26 @@ def _followed_unresolved(ctx: Context, links_by_source: dict[int, list[LinkRow]]
             part = health.classify_unresolved(ctx, links)
             hit = (links, part, health.unresolved_items(ctx, part.broken), health.unresolved_targets(part.broken))
         now[id(links)] = hit
-        whole.extend(hit[1])
-        items += hit[2]
-        targets |= hit[3]
+        if hit[1].broken or hit[1].attachments or hit[1].excluded:  # most notes have none
+            whole.extend(hit[1])
+            items += hit[2]
+            targets |= hit[3]
     ctx.unresolved = whole
     ctx.extra_counts["unresolved_targets"] = len(targets)
     return items, now
 
 
 def _followed_stale(ctx: Context, kept: Kept, delta: Delta) -> list[Item] | None:
-    """The kept stale items with the changed notes' paths looked at again; None (find all) when the
-    vault was walked anew or the skipped files changed."""
-    if delta.disk_rescanned or "skipped" not in kept.findings.loaded or ctx.skipped != kept.findings.loaded["skipped"]:
+    """The kept stale items with the changed notes' paths and the files that changed on disk looked
+    at again; None (find all) when the files left out changed."""
+    if delta.disk_paths is None or "skipped" not in kept.findings.loaded or \
+            ctx.skipped != kept.findings.loaded["skipped"]:
         return None
     now = [note for n in delta.changed if (note := ctx.notes.get(n)) is not None]
-    indexed = {note.path: (note.size, note.mtime_ns) for note in now}
-    paths = {_path(kept.signatures.get(n)) for n in delta.changed} - {""} | set(indexed)
+    own = {_path(kept.signatures.get(n)) for n in delta.changed} - {""} | {note.path for note in now}
+    paths = own | delta.disk_paths
+    # A path of no changed note (the walk saw it change) may still be some note's: then look them all up.
+    indexed = {note.path: (note.size, note.mtime_ns) for note in (now if paths <= own else ctx.notes.values())}
     fresh = (health.stale_item(ctx, path, indexed.get(path)) for path in paths)
     items = [it for it in kept.findings.sections["stale"] if it.path not in paths]
     return sorted([*items, *(it for it in fresh if it is not None)], key=lambda it: it.path)
@@ -443,17 +475,37 @@ def _followed_pairs(old: Pairs, nv: NoteVectors, moved: set[int]) -> Pairs:
 
 # ---- the vault folder -------------------------------------------------------------------------
 def _followed_disk(index: VaultIndex, kept: Kept, disk: health.DiskFiles | None, changed: set[int],
-                   signatures: dict[int, Signature]) -> tuple[health.DiskFiles, float]:
-    """The kept walk of the vault with the changed notes' files looked at again; walked anew when old."""
-    if disk is None or time.monotonic() - kept.disk_scanned_at > DISK_RESCAN_SECONDS:
-        return scan_disk(index.vault), time.monotonic()
-    notes = dict(disk.notes)
+                   signatures: dict[int, Signature]) -> tuple[health.DiskFiles, float, DiskWalk | None, set[str] | None]:
+    """The kept walk of the vault with the changed notes' files looked at again, a finished walk taken
+    in, and a new walk started when the kept one is old. Also: when the kept walk started, the walk
+    running, and the paths whose entry may differ (None: the files left out changed)."""
     vault = index.vault
-    for path in {_path(sig) for n in changed for sig in (kept.signatures.get(n), signatures.get(n)) if sig}:
+    if disk is None:
+        return scan_disk(vault), time.monotonic(), None, None
+    paths = {_path(sig) for n in changed for sig in (kept.signatures.get(n), signatures.get(n)) if sig}
+    notes, excluded, scanned_at, walk = disk.notes, disk.excluded, kept.disk_scanned_at, kept.walk
+    differ: set[str] | None = set(paths)
+    if walk is not None and walk.done.is_set():
+        if walk.result is not None:
+            fresh = walk.result
+            differ = {p for p in fresh.notes.keys() | notes.keys() if fresh.notes.get(p) != notes.get(p)} | paths
+            notes, scanned_at = fresh.notes, walk.started
+            paths |= walk.touched  # changed while it walked: looked at again below
+            if fresh.excluded != excluded:
+                excluded, differ = fresh.excluded, None
+        walk = None
+    if walk is None and time.monotonic() - scanned_at > DISK_RESCAN_SECONDS:
+        walk = DiskWalk.start(vault)
+    if walk is not None:
+        walk.touched |= paths
+    notes = dict(notes)
+    for path in paths:
         try:
             st = os.stat(vault.disk_path(path))
         except (FileNotFoundError, NotADirectoryError, ValueError):
             notes.pop(path, None)
             continue
         notes[path] = (st.st_size, st.st_mtime_ns)
-    return health.DiskFiles(notes, disk.excluded), kept.disk_scanned_at
+    if differ is not None:
+        differ |= paths
+    return health.DiskFiles(notes, excluded), scanned_at, walk, differ

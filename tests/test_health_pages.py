@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sidecar import health
+from sidecar import health, health_cache
 from sidecar.app import VaultIndex
 from sidecar.errors import InvalidParams
 from sidecar.health_cache import current_findings
@@ -167,6 +167,27 @@ def test_edits_that_keep_or_change_each_sections_inputs_equal_findings_from_scra
     # What the edits did shows (the steps did change what they meant to).
     summary = current_findings(live).summary
     assert summary["broken_anchors"] == 0 and summary["near_duplicates"] == 0, summary
+
+
+def test_the_vault_walk_runs_beside_updates_and_is_taken_in_by_the_next(live: VaultIndex, demo_copy: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files changed on disk but not indexed are found by the walk of the folder, which runs in a
+    thread (an update never waits for it); the update after it ends equals a report from scratch."""
+    monkeypatch.setattr(health_cache, "DISK_RESCAN_SECONDS", 0.0)  # every update finds the kept walk old
+    same_findings(live)
+    (demo_copy / "Not indexed yet.md").write_text("# Not indexed yet\n")
+    append(demo_copy, "Reference/Regex Cheatsheet.md", "\n\nEdited, not indexed.\n")()
+    for step in range(2):  # the first update starts the walk; the second takes it in
+        append(demo_copy, "Random Thoughts.md", f"\n\nEdit {step}.\n")()
+        live.index_paths(["Random Thoughts.md"])
+        current_findings(live)
+        kept = health_cache._CACHES[live]._kept  # the walk this update started
+        walk = kept.walk if kept is not None else None
+        assert walk is not None and walk.done.wait(30), step
+    same_findings(live)
+    stale = {it.path: it.message for it in current_findings(live).sections["stale"]}
+    assert stale == {"Not indexed yet.md": "On disk but not in the index yet.",
+                     "Reference/Regex Cheatsheet.md": "Changed on disk since it was indexed."}
 
 
 def test_the_model_arriving_late_finds_everything_anew(demo_copy: Path, tmp_path: Path) -> None:
