@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sidecar import __version__, notes_api
+from sidecar import __version__, notes_api, redact
 from sidecar.config import HOLD_MODEL_ENV, Settings, env_text
 from sidecar.db import SCHEMA_VERSION, connect
 from sidecar.embed import DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
@@ -317,7 +318,7 @@ class VaultIndex:
 
         self._building = True
         try:
-            rules = rules_fingerprint()
+            rules = redaction_rules()
             stored = self.store.get_meta(REDACTION_RULES)
             has_notes = self.store.conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is not None
             rules_changed = stored != rules and (stored is not None or has_notes)  # (an index from before the mark)
@@ -399,6 +400,19 @@ def _note_writer(core: VaultIndex) -> NoteWriter:
     settings = core.settings
     history = History(settings.index_dir / "history.sqlite3", settings.history_max_bytes, settings.history_days)
     return NoteWriter(core, history)
+
+
+def redaction_rules() -> str:
+    """The fingerprint of the redaction in force: its rules and redact.py's source (read here, once)."""
+    return rules_fingerprint(_redact_source())
+
+
+@functools.cache
+def _redact_source() -> bytes:
+    try:
+        return Path(redact.__file__).read_bytes()
+    except OSError:  # no source on disk (a frozen build): the rules alone still say a lot
+        return b""
 
 
 def index_size(db_path: Path) -> int:

@@ -692,23 +692,12 @@ def _redact_once(text: str) -> tuple[str, list[Finding]]:
     return "".join(parts), findings
 
 
-def _source_digest() -> bytes:
-    """This module's source as loaded (read once: the code in memory is what redacts)."""
-    try:
-        with open(__file__, "rb") as source:
-            return hashlib.blake2b(source.read(), digest_size=16).digest()
-    except OSError:  # no source on disk (a frozen build): the rules alone still say a lot
-        return b""
-
-
-_SOURCE_DIGEST = _source_digest()
-
-
-def rules_fingerprint() -> str:
-    """Changes whenever redaction may come out differently: this module's source (heuristics,
-    thresholds) and the live rule set. The index stores it; a change means every note is
-    redacted again and the old text is purged from the index files (see VaultIndex.index)."""
-    digest = hashlib.blake2b(_SOURCE_DIGEST, digest_size=12)
+def rules_fingerprint(source: bytes) -> str:
+    """Changes whenever redaction may come out differently: this module's `source` (heuristics,
+    thresholds; the caller reads it, VaultIndex.redaction_rules: this stage does no I/O) and the
+    live rule set. The index stores it; a change means every note is redacted again and the old
+    text is purged from the index files (see VaultIndex.index)."""
+    digest = hashlib.blake2b(hashlib.blake2b(source, digest_size=16).digest() if source else b"", digest_size=12)
     for rule in _RULES:
         digest.update(repr((rule.kind, rule.priority, rule.pattern.pattern, rule.pattern.flags, rule.needles,
                             getattr(rule.locate, "__qualname__", ""))).encode())

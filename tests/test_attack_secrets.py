@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 import sidecar.redact as redact_module
-from sidecar.app import REDACTION_RULES, VaultIndex
+from sidecar.app import REDACTION_RULES, VaultIndex, redaction_rules
 from sidecar.config import Settings
-from sidecar.redact import rules_fingerprint
 from tests.attacksuite import load
 
 pytestmark = pytest.mark.slow
@@ -40,14 +39,14 @@ def test_a_rule_change_leaves_no_old_secret_in_the_index_files(tmp_path: Path, m
     try:
         core.index()
         assert suite.scan_bytes(suite.index_files(tmp_path / "idx"), [token])  # the stock rules miss it
-        assert core.store.get_meta(REDACTION_RULES) == rules_fingerprint()
+        assert core.store.get_meta(REDACTION_RULES) == redaction_rules()
         stricter = redact_module._Rule("generic_secret", 95, re.compile(r"ACME-[A-Za-z0-9]{32}"), lambda m: m.span())
         monkeypatch.setattr(redact_module, "_RULES", (*redact_module._RULES, stricter))
-        assert core.store.get_meta(REDACTION_RULES) != rules_fingerprint()
+        assert core.store.get_meta(REDACTION_RULES) != redaction_rules()
         report = core.index()
         assert report.updated == 2 or report.full
         assert suite.scan_bytes(suite.index_files(tmp_path / "idx"), [token]) == []
         assert "[REDACTED:generic_secret]" in core.read_note("launch.md")["text"]
-        assert core.store.get_meta(REDACTION_RULES) == rules_fingerprint()
+        assert core.store.get_meta(REDACTION_RULES) == redaction_rules()
     finally:
         core.close()

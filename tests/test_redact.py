@@ -6,6 +6,7 @@ so no real-looking secret is committed literally and every run sees the same val
 
 from __future__ import annotations
 
+import ast
 import base64
 import functools
 import hashlib
@@ -572,3 +573,21 @@ def test_twenty_megabyte_file_is_not_pathological() -> None:
     assert elapsed < 40.0, f"{elapsed:.1f}s"
     assert len(out.findings) == len(lines[::1000])
     assert token not in out.text
+
+
+def test_the_redaction_stage_reads_no_file() -> None:
+    """A pure stage: redact.py opens nothing, not even its own source (the core reads that for the
+    fingerprint, which still moves with any change to the module's code)."""
+    from pathlib import Path
+
+    from sidecar import redact as module
+    from sidecar.app import redaction_rules
+    from sidecar.redact import rules_fingerprint
+
+    source = Path(module.__file__).read_bytes()
+    tree = ast.parse(source)
+    io = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in ("open", "__file__", "Path")}
+    io |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.startswith(("read_", "open"))}
+    assert io == set()
+    assert redaction_rules() == rules_fingerprint(source)
+    assert rules_fingerprint(source + b"\n# a changed heuristic\n") != rules_fingerprint(source)
