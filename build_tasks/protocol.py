@@ -606,7 +606,7 @@ def load_projections(path: Path = MCP_DOCUMENT) -> dict[str, Any]:
 def _projected_field(entry: str | dict[str, Any], source: Named | None, name: str) -> tuple[str, TypeExpr, bool, str]:
     """(field name, type, optional, comment) of one entry of a projection."""
     spec = {"name": entry} if isinstance(entry, str) else entry
-    unknown = set(spec) - {"name", "type", "optional", "comment"}
+    unknown = set(spec) - {"name", "type", "optional", "comment", "description"}
     if unknown:
         raise ProtocolError(f"MCP model {name}.{spec.get('name')}: unknown key(s) {sorted(unknown)}")
     field_name = str(spec["name"])
@@ -638,6 +638,7 @@ def render_mcp(model: Model, spec: dict[str, Any]) -> str:
         if "from" in m and source is None:
             raise ProtocolError(f"MCP model {name}: no schema {m['from']}")
         fields = [_projected_field(e, source, name) for e in m["fields"]]
+        described = {e["name"]: str(e["description"]) for e in m["fields"] if isinstance(e, dict) and "description" in e}
         # a comment, not a docstring: pydantic would publish a docstring as the outputSchema's description
         body += ["", "", f"# Projection of the protocol's {m['from']}." if source else "# MCP only.",
                  f"class {name}({m.get('base', 'BaseModel')}):"]
@@ -651,6 +652,10 @@ def render_mcp(model: Model, spec: dict[str, Any]) -> str:
             line = f"    {field_name}: {typ}"
             if optional:
                 line += " = None" if ("prim", "null") in _members(expr) else " | None = None"
+            if field_name in described:  # published in the outputSchema
+                if optional:
+                    raise ProtocolError(f"MCP model {name}.{field_name}: a description on an optional field")
+                line += f" = Field(description={_py_literal(described[field_name])})"
             if comment:
                 if not body[-1].startswith("class "):
                     body.append("")
@@ -665,12 +670,14 @@ def render_mcp(model: Model, spec: dict[str, Any]) -> str:
         "",
         "from typing import Literal",
         "",
-        "from pydantic import BaseModel",
+        "from pydantic import BaseModel, Field",
         "",
     ]
     if imported:
         head += [f"from sidecar.protocol_types import {', '.join(sorted(imported))}"]
     out = "\n".join([*head, *body]) + "\n"
+    if "Field(" not in out:
+        out = out.replace("import BaseModel, Field\n", "import BaseModel\n")
     return out if "Literal[" in out else out.replace("from typing import Literal\n\n", "")
 
 

@@ -1,6 +1,7 @@
-"""The shapes of MCP answers that the protocol has no result schema for (notes, edits, context, links,
-health, status, overview); the SDK publishes each as the tool's outputSchema. The search and related
-answers' models are generated from the protocol's schemas (protocol/mcp-outputs.json -> mcp_outputs.py).
+"""The shapes of MCP answers that the protocol has no result schema for (notes, edits, history, context,
+note lists, overview) or answers very differently (status); the SDK publishes each as the tool's
+outputSchema. The search, related, note-links and health answers' models are generated from the
+protocol's schemas (protocol/mcp-outputs.json -> mcp_outputs.py).
 
 Compact on purpose (agents pay for every token): a field that would be null is left out
 (`exclude_none`), so every nullable field has a default and is not required; per-signal
@@ -100,56 +101,6 @@ class NoteListOut(Paged):
     notes: list[ListedNote]
     total: int = Field(description="How many notes match in all.")
     truncated: bool
-
-
-class Outlink(BaseModel):
-    target: str  # as written
-    path: str | None = None  # the note it resolves to; absent: unresolved
-    anchor: str | None = None
-    kind: str
-    line: int
-    ambiguous: bool | None = None  # only when true
-
-
-class Backlink(BaseModel):
-    path: str
-    line: int
-    kind: str
-    anchor: str | None = None
-
-
-class LinkCounts(BaseModel):
-    outlinks: int
-    backlinks: int
-    unresolved: int
-
-
-class LinksOut(Paged):
-    path: str
-    title: str
-    counts: LinkCounts
-    outlinks: list[Outlink]
-    backlinks: list[Backlink]
-
-
-class HealthItem(BaseModel):
-    path: str
-    line: int | None = None
-    message: str
-    fix: str | None = None
-
-
-class HealthSection(BaseModel):
-    id: str
-    title: str
-    severity: str
-    count: int = Field(description="Findings in all; `items` shows the first few.")
-    items: list[HealthItem]
-
-
-class HealthOut(Paged):
-    summary: dict[str, int]
-    sections: list[HealthSection]
 
 
 class StatusOut(Paged):

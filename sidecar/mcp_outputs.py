@@ -6,7 +6,7 @@ schemas of protocol/sidecar.openrpc.json (the source of truth); edit those and r
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from sidecar.protocol_types import Band, SearchMode
 
@@ -118,3 +118,76 @@ class RelatedOut(BaseModel):
     source_path: str
     index_building: bool | None = None
     results: list[RelatedNote]
+
+
+# Projection of the protocol's Outlink.
+class Outlink(BaseModel):
+    # as written (the protocol's target_raw)
+    target: str
+
+    # the note it resolves to; absent: unresolved
+    path: str | None = None
+
+    # Heading or block anchor after `#`.
+    anchor: str | None = None
+    kind: str
+    line: int
+
+    # only when true
+    ambiguous: bool | None = None
+
+
+# Projection of the protocol's Backlink.
+class Backlink(BaseModel):
+    path: str
+
+    # Line in the linking note.
+    line: int
+    kind: str
+    anchor: str | None = None
+
+
+# MCP only.
+class LinkCounts(BaseModel):
+    outlinks: int
+    backlinks: int
+    unresolved: int
+
+
+# Projection of the protocol's NoteLinksResponse.
+class LinksOut(Paged):
+    path: str
+    title: str
+    counts: LinkCounts
+    outlinks: list[Outlink]
+    backlinks: list[Backlink]
+
+
+# Projection of the protocol's HealthItem.
+class HealthItem(BaseModel):
+    path: str
+
+    # 1-based line, null for note-level findings.
+    line: int | None = None
+    message: str
+
+    # What to do about it, in words.
+    fix: str | None = None
+
+
+# Projection of the protocol's HealthSection.
+class HealthSection(BaseModel):
+    # Stable id, e.g. `orphans`, `unresolved_links`, `near_duplicates`, `secrets`.
+    id: str
+    title: str
+    severity: str
+    count: int = Field(description="Findings in all; `items` shows the first few.")
+
+    # May be capped; `count` is the full number.
+    items: list[HealthItem]
+
+
+# Projection of the protocol's HealthResponse.
+class HealthOut(Paged):
+    summary: dict[str, int]
+    sections: list[HealthSection]

@@ -57,22 +57,21 @@ from sidecar.context import context_answer
 from sidecar.errors import InvalidParams, NotFound, SidecarError, busy_from
 from sidecar.gate import ReadGate
 from sidecar.httpguard import MAX_BODY_BYTES, Guard, Rejection
-from sidecar.mcp_models import (
+from sidecar.mcp_models import ContextOut, ListedNote, NoteListOut, NoteOut, OverviewOut, StatusOut
+from sidecar.mcp_outputs import (
     Backlink,
-    ContextOut,
     HealthItem,
     HealthOut,
     HealthSection,
     LinkCounts,
     LinksOut,
-    ListedNote,
-    NoteListOut,
-    NoteOut,
     Outlink,
-    OverviewOut,
-    StatusOut,
+    RelatedNote,
+    RelatedOut,
+    SearchHit,
+    SearchOut,
+    SearchScores,
 )
-from sidecar.mcp_outputs import RelatedNote, RelatedOut, SearchHit, SearchOut, SearchScores
 from sidecar.notes_api import heading_paths
 from sidecar.ports import bind_loopback
 from sidecar.protocol_types import (

@@ -297,3 +297,9 @@ def test_generated_mcp_models_keep_the_published_shape() -> None:
     related = RelatedOut.model_json_schema()
     assert related["$defs"]["RelatedNote"]["properties"]["band"]["enum"] == ["high", "medium", "low"]
     assert related["properties"]["source_path"] == {"title": "Source Path", "type": "string"}
+    from sidecar.mcp_outputs import HealthOut, LinksOut
+
+    section = HealthOut.model_json_schema()["$defs"]["HealthSection"]["properties"]["count"]
+    assert section == {"description": "Findings in all; `items` shows the first few.", "title": "Count", "type": "integer"}
+    outlink = LinksOut.model_json_schema()["$defs"]["Outlink"]
+    assert outlink["required"] == ["target", "kind", "line"] and outlink["properties"]["kind"]["type"] == "string"
