@@ -3,7 +3,7 @@
 
 import { PluginSettingTab, Setting, type App, type Plugin, type SettingDefinitionItem, type SettingGroupItem } from "obsidian";
 
-import type { SearchMode } from "./protocol.gen";
+import { RELATED_LIMIT_MAX, RELATED_LIMIT_MIN, SEARCH_LIMIT_MAX, SEARCH_LIMIT_MIN, type SearchMode } from "./protocol.gen";
 import { renderInstallInfo, type InstallInfoHost } from "./setup/settings-info";
 import { MODE_LABELS } from "./views/modes";
 
@@ -55,10 +55,10 @@ export function normalizeSettings(data: unknown): SidecarSettings {
     sidecarCommand: str(raw.sidecarCommand, d.sidecarCommand).trim(),
     exclusions: str(raw.exclusions, d.exclusions),
     relatedDebounceMs: int(raw.relatedDebounceMs, d.relatedDebounceMs, 100, 10_000),
-    relatedLimit: int(raw.relatedLimit, d.relatedLimit, 1, 100),
+    relatedLimit: int(raw.relatedLimit, d.relatedLimit, RELATED_LIMIT_MIN, RELATED_LIMIT_MAX),
     relatedShowLinked: bool(raw.relatedShowLinked, d.relatedShowLinked),
     searchMode: typeof raw.searchMode === "string" && raw.searchMode in MODE_LABELS ? (raw.searchMode as SearchMode) : d.searchMode,
-    searchLimit: int(raw.searchLimit, d.searchLimit, 1, 100),
+    searchLimit: int(raw.searchLimit, d.searchLimit, SEARCH_LIMIT_MIN, SEARCH_LIMIT_MAX),
     mcpEnabled: bool(raw.mcpEnabled, d.mcpEnabled),
     mcpPort: int(raw.mcpPort, d.mcpPort, 1024, 65535),
     mcpAllowWrites: bool(raw.mcpAllowWrites, d.mcpAllowWrites),
@@ -120,7 +120,7 @@ export const SETTING_SPECS: Group[] = [
     items: [
       { kind: "number", key: "relatedDebounceMs", name: "Update delay (ms)",
         desc: "How long to wait after you stop typing before the related pane updates.", min: 100, max: 10_000 },
-      { kind: "number", key: "relatedLimit", name: "Number of related notes", desc: "At most this many rows.", min: 1, max: 100 },
+      { kind: "number", key: "relatedLimit", name: "Number of related notes", desc: "At most this many rows.", min: RELATED_LIMIT_MIN, max: RELATED_LIMIT_MAX },
       { kind: "toggle", key: "relatedShowLinked", name: "Show already-linked notes",
         desc: "Keep notes the current note already links to (they are marked)." },
     ],
@@ -130,7 +130,7 @@ export const SETTING_SPECS: Group[] = [
     items: [
       { kind: "dropdown", key: "searchMode", name: "Default mode",
         desc: "Hybrid: keywords and meaning together. Keywords: exact words only. Meaning: similar ideas, other words.", options: MODE_LABELS },
-      { kind: "number", key: "searchLimit", name: "Number of results", desc: "At most this many results.", min: 1, max: 100 },
+      { kind: "number", key: "searchLimit", name: "Number of results", desc: "At most this many results.", min: SEARCH_LIMIT_MIN, max: SEARCH_LIMIT_MAX },
     ],
   },
   {

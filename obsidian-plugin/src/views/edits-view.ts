@@ -7,13 +7,13 @@ import type { WorkspaceLeaf } from "obsidian";
 import { describeError } from "../client";
 import { EDITS_VIEW, type PluginContext } from "../context";
 import { noteActions, openNoteAt, paneFor } from "../open";
-import type { EditRecord, EditsResponse } from "../protocol.gen";
+import { EDITS_LIST_LIMIT_MAX, type EditRecord, type EditsResponse } from "../protocol.gen";
 import { SidecarPane } from "./pane";
 import { renderEdits, type EditRowState } from "./edits-render";
 import { errorHint, renderError } from "./shared-render";
 
 const PAGE = 50;
-const MAX_PAGE = 200;
+const MAX_PAGE = EDITS_LIST_LIMIT_MAX;
 
 export class EditsView extends SidecarPane {
   private readonly actions = noteActions(this.app, EDITS_VIEW, this);
