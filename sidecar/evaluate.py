@@ -52,7 +52,8 @@ def configs(base: Ranking) -> list[Config]:
     """The seeds' plain pipeline (RRF k=60, equal weights), then each ingredient added on its own, then all,
     then all but one."""
     plain = replace(base, rrf_k=60, query_aware=False, graph_weight=0.0, recency_weight=0.0, lexical_weight=1.0,
-                    semantic_weight=1.0, section_bonus=0.0, coverage_weight=0.0, long_note_damping=0.0)
+                    semantic_weight=1.0, section_bonus=0.0, coverage_weight=0.0, long_note_damping=0.0,
+                    loose_weight=1.0)
     return [
         Config("lexical", "lexical", plain),
         Config("semantic", "semantic", plain),
@@ -65,6 +66,7 @@ def configs(base: Ranking) -> list[Config]:
         Config("rrf+coverage", "hybrid", replace(plain, coverage_weight=base.coverage_weight or 0.3)),
         Config("rrf+k30", "hybrid", replace(plain, rrf_k=base.rrf_k)),
         Config("rrf+long-note-damping", "hybrid", replace(plain, long_note_damping=base.long_note_damping or 0.08)),
+        Config("rrf+loose-weight", "hybrid", replace(plain, loose_weight=base.loose_weight)),
         Config("full", "hybrid", base),
         Config("full-typed", "hybrid", base, typed=True),
         # leave one out: what each ingredient is worth with all the others on
@@ -75,6 +77,7 @@ def configs(base: Ranking) -> list[Config]:
         Config("full-no-coverage", "hybrid", replace(base, coverage_weight=0.0)),
         Config("full-k60", "hybrid", replace(base, rrf_k=60)),
         Config("full-no-long-note-damping", "hybrid", replace(base, long_note_damping=0.0)),
+        Config("full-no-loose-weight", "hybrid", replace(base, loose_weight=1.0)),
     ]
 
 

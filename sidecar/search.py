@@ -96,6 +96,8 @@ class Ranking:
     # 500 plugins has a section near almost any query, and the best of many sections is high by chance
     long_note_sections: int = 4  # notes up to this many sections are not damped at all
     column_weights: tuple[float, float, float, float] = (1.0, 1.0, 0.3, 1.0)  # body, heading, context (as the seeds), cjk
+    loose_weight: float = 0.5  # lexical sections holding only some of the query's words count this share of
+    # a full lexical vote: on a long paraphrase, notes sharing a few literal words outvote the semantic leg
     band_order: bool = False  # within the page, higher bands first (ties keep the ranking's order)
 
 
@@ -141,6 +143,7 @@ def _like_escape(text: str) -> str:
 @dataclass
 class Candidates:
     lexical: list[int] = field(default_factory=list)  # chunk ids, best first
+    lexical_strict: int = 0  # how many of them hold every query term (the rest share only some)
     semantic: list[int] = field(default_factory=list)
     note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
     known_share: float | None = None  # share of the query's word pieces the embedding model knows
@@ -148,31 +151,33 @@ class Candidates:
 
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
-                       ranking: Ranking, counts: dict[str, int] | None = None) -> list[int]:
-    """BM25 candidates: sections holding every term first, then (if too few) those holding some.
+                       ranking: Ranking, counts: dict[str, int] | None = None) -> tuple[list[int], int]:
+    """BM25 candidates: sections holding every term first, then (if too few) those holding some; and
+    how many hold every term.
 
     Asking for all terms first is both the better ranking (coverage) and the fast path: OR over
     common words makes FTS5 score tens of thousands of rows, AND intersects the posting lists."""
     if query.match is None:
-        return []
-    found = _all_then_any(conn, query, allowed, ranking, counts)
+        return [], 0
+    found, strict = _all_then_any(conn, query, allowed, ranking, counts)
     if not found and query.fallback:  # no CJK bigram in common: sections sharing single characters
-        found = _bm25(conn, query.fallback, allowed, ranking, ranking.candidates)
-    return found
+        return _bm25(conn, query.fallback, allowed, ranking, ranking.candidates), 0
+    return found, strict
 
 
 def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
-                  ranking: Ranking, counts: dict[str, int] | None) -> list[int]:
+                  ranking: Ranking, counts: dict[str, int] | None) -> tuple[list[int], int]:
     assert query.match is not None
     if len(query.parts) < 2 or query.match_all is None:
-        return _bm25(conn, query.match, allowed, ranking, ranking.candidates)
+        found = _bm25(conn, query.match, allowed, ranking, ranking.candidates)
+        return found, len(found)
     strict = _bm25(conn, query.match_all, allowed, ranking, ranking.candidates)
     if len(strict) >= ranking.candidates // 2:
-        return strict
+        return strict, len(strict)
     seen = set(strict)
     loose = [c for c in _bm25(conn, _specific_any(conn, query, counts), allowed, ranking, ranking.candidates)
              if c not in seen]
-    return strict + loose[: ranking.candidates - len(strict)]
+    return strict + loose[: ranking.candidates - len(strict)], len(strict)
 
 
 COMMON_SHARE = 0.05  # a term in more than 5% of sections only widens an OR; its rows are scored for nothing
@@ -317,6 +322,18 @@ def term_coverage(terms: Sequence[str], text: str) -> float:
     return hits / len(terms)
 
 
+def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_heading: str, body: str) -> set[str]:
+    """The query's numbers ("2023", "v1") the hit holds where they qualify the query's subject: in its
+    title or heading, or on a line holding one of the query's rare words too. A list of links that has
+    "2023" on one line and "October ... winners" on another is no page about October 2023."""
+    numbers = set(evidence.exact & set(found))
+    subject = (evidence.rare & set(found)) - numbers
+    if not numbers or not subject:
+        return numbers
+    return {n for n in numbers if n in title_heading.lower()
+            or any(n in line.lower() and term_coverage(list(subject), line) > 0 for line in body.splitlines())}
+
+
 def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: int,
                     cache: dict[str, int] | None = None) -> dict[str, int]:
     """Sections holding each term, counted up to evidence.count_cap (a common word costs no more than that).
@@ -366,8 +383,7 @@ class Searcher:
         cands = self._candidates(query, lexq, allowed, effective_mode)
         weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
             if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
-        legs = {"lexical": cands.lexical, "semantic": cands.semantic}
-        fused = rrf(legs, weights, self.ranking.rrf_k)
+        fused = fuse_legs(cands, weights, self.ranking)
         for chunk_id in self.snap.boilerplate.keys() & fused.keys():
             fused[chunk_id] *= BOILERPLATE_WEIGHT
         chunk_rows = self._chunk_rows(list(fused))
@@ -375,13 +391,13 @@ class Searcher:
         if not is_identifier_query(query):  # an exact identifier's section is no chance match, however long its note
             damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
+        counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
+        evidence = query_evidence(counts, self.snap.chunk_count)
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
         hits = hits[:limit]
-        counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
-        evidence = query_evidence(counts, self.snap.chunk_count)
         results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available) for h in hits]
         if self.ranking.band_order:
             order = sorted(range(len(results)), key=lambda i: -BAND_ORDER[results[i]["band"]])
@@ -409,7 +425,8 @@ class Searcher:
         cands = Candidates()
         if mode in ("hybrid", "lexical"):
             self.snap.term_counts.setdefault("", self.snap.chunk_count)
-            cands.lexical = lexical_candidates(self.conn, lexq, allowed, self.ranking, self.snap.term_counts)
+            cands.lexical, cands.lexical_strict = lexical_candidates(
+                self.conn, lexq, allowed, self.ranking, self.snap.term_counts)
         if mode in ("hybrid", "semantic") and self.embedder is not None:
             cands.known_share = self.embedder.known_share(query)
             if cands.known_share < MIN_KNOWN_SHARE:
@@ -449,8 +466,9 @@ class Searcher:
         text = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
         found = [t for t in lexq.terms if term_coverage([t], text) == 1.0]
         coverage = len(found) / len(lexq.terms) if lexq.terms else 0.0
-        exact_missing = bool(evidence.exact - set(found))
-        rare_hit = lex_rank is not None and bool(evidence.rare & set(found))
+        exact_missing = bool(evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}",
+                                                                best["body"]))
+        rare_hit = lex_rank is not None and bool(evidence.rare & set(found)) and not exact_missing
         score = confidence(self._cosine(hit, cands), evidence.weighted_coverage(found), evidence.unseen_share) \
             if vectors_available else None
         band = cast(Band, band_for(score, coverage, rare_hit, exact_missing, self.thresholds))
@@ -494,6 +512,20 @@ class Searcher:
             "filters": {"active": filters.active(), "notes_allowed": None if allowed is None else len(allowed)},
             "thresholds": {"high": self.thresholds.high, "low": self.thresholds.low},
         }
+
+
+def fuse_legs(cands: Candidates, weights: dict[str, float], ranking: Ranking) -> dict[int, float]:
+    """RRF over both legs, the lexical sections that hold only some of the query's words weighing
+    `loose_weight` of a full lexical vote at the ranks they have in that leg (after the strict ones)
+    when some section holds every word. Lexical first, as ties keep the order they were found in."""
+    strict, loose = cands.lexical[: cands.lexical_strict], cands.lexical[cands.lexical_strict:]
+    share = ranking.loose_weight if strict else 1.0
+    fused = rrf({"lexical": strict}, weights, ranking.rrf_k)
+    fused.update(rrf({"lexical": loose}, {"lexical": weights["lexical"] * share},
+                     ranking.rrf_k + len(strict)))  # rank r in the tail is rank strict + r in the leg
+    for chunk_id, score in rrf({"semantic": cands.semantic}, weights, ranking.rrf_k).items():
+        fused[chunk_id] = fused.get(chunk_id, 0.0) + score
+    return fused
 
 
 def _join(caveat: str | None, extra: str) -> str:

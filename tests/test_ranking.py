@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from sidecar.app import VaultIndex
+from sidecar.search import Candidates, Ranking, fuse_legs
 from tests.conftest import open_index
 
 TOPICS = ["chess games move by move", "dice tables", "kanban boards", "tarot spreads", "music scores", "recipe scaling",
@@ -54,6 +55,9 @@ def events(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
             f"# Plugin contest {year}\n\nThe winners of the plugin contest {year}: the jury picked three themes and "
             f"five plugins, announced on the forum in November {year}.\n", encoding="utf-8")
     (vault / "Gardening.md").write_text("# Gardening\n\nWater tomatoes in the morning.\n", encoding="utf-8")
+    (vault / "Contest index.md").write_text(  # a list of links in the style of obsidian-hub's Roundup index
+        "# Contest index\n\n- [[Plugin contest 2021]]: the plugin contest winners\n- [[Plugin contest 2022]]: "
+        "the plugin contest winners\n- [[Release notes 2023]]: what changed\n", encoding="utf-8")
     idx = open_index(vault, tmp_path_factory.mktemp("events-index"))
     idx.index()
     yield idx
@@ -65,5 +69,27 @@ def test_a_year_the_vault_does_not_have_is_never_a_confident_answer(events: Vaul
     assert events.search("plugin contest 2023 winners")["band"] != "high"  # 2021 and 2022 are not 2023
 
 
+def test_a_year_on_another_line_of_a_list_is_not_the_year_asked_about(events: VaultIndex) -> None:
+    results = events.search("plugin contest 2023 winners")["results"]
+    listing = next(r for r in results if r["path"] == "Contest index.md")
+    assert listing["scores"]["bm25_rank"] is not None  # it holds every word, 2023 included, but not together
+    assert listing["band"] != "high"
+    assert next(r for r in events.search("plugin contest 2022 winners")["results"]
+                if r["path"] == "Plugin contest 2022.md")["band"] == "high"
+
+
 def test_a_made_up_word_is_low(events: VaultIndex) -> None:
     assert events.search("zorblaxian quibbleflux")["band"] in ("low", "none")
+
+
+def test_a_section_with_every_query_word_is_not_outvoted_by_partial_matches() -> None:
+    """obsidian-hub's "lefthook.yml tasks plugin": the one section naming lefthook was lexical rank 1 but
+    semantic rank 9, and a Tasks page holding "tasks plugin" only (lexical 2, semantic 1) came first."""
+    cands = Candidates(lexical=[1, 2, 3], lexical_strict=1, semantic=[2, 3, 4, 5, 6, 7, 8, 9, 1])
+    weights = {"lexical": 1.5, "semantic": 1.0}
+    fused = fuse_legs(cands, weights, Ranking())
+    assert fused[1] > fused[2]
+    even = fuse_legs(cands, weights, replace(Ranking(), loose_weight=1.0))  # every lexical vote alike
+    assert even[2] > even[1]
+    no_strict = fuse_legs(replace(cands, lexical_strict=0), weights, Ranking())
+    assert no_strict == even  # nothing holds every word (most CJK questions): the leg is not thinned
