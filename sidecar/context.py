@@ -11,16 +11,15 @@ in max_tokens at 4 characters a token; a cut is always marked, never silent.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sidecar.fuse import CAVEATS
+from sidecar.parse import is_heading_line
 from sidecar.redact import redact
 from sidecar.search import CHARS_PER_TOKEN
 
 CUT = "\n…[truncated]"
-HEADING_LINE = re.compile(r"^#{1,6}\s")
 TAIL_ROOM = 120
 NO_ANSWER_CHARS = 1200  # a low band spends at most about 300 tokens
 NO_ANSWER_NOTES = 3
@@ -143,7 +142,7 @@ def _sections(results: Sequence[Mapping[str, Any]], room: int) -> tuple[list[str
 def _without_heading_line(text: str) -> str:
     """The attribution line already names the section; its own `## Heading` would break the nesting."""
     first, _sep, rest = text.partition("\n")
-    return rest.strip() if HEADING_LINE.match(first) else text
+    return rest.strip() if is_heading_line(first) else text
 
 
 def _cut(text: str, limit: int) -> str:

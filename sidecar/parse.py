@@ -485,6 +485,13 @@ class _LineCounter:
 # --- body scanning -------------------------------------------------------------
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)", re.MULTILINE)
+
+
+def is_heading_line(line: str) -> bool:
+    """Whether one line, on its own (no fence or front matter around it), is an ATX heading."""
+    return _HEADING.match(line) is not None
+
+
 # These start with a literal so the engine skips plain text fast; what precedes
 # a match (whitespace, "!" or an escaping "\\") is checked in Python instead of
 # with a leading lookbehind, which would disable that fast path.
