@@ -160,6 +160,7 @@ def health_pages(vault: Path, index: Path, edits: int) -> None:
     print(f"  health after one edit ({edits} edits, watcher debounce included): summary shows it p50 "
           f"{percentile(fresh, 50) * 1000:.0f} ms, max {max(fresh) * 1000:.0f} ms; next page p50 "
           f"{percentile(page_after, 50) * 1000:.1f} ms")
+    print("    each edit, ms: " + ", ".join(f"{t * 1000:.0f}" for t in fresh))
 
 
 def unresolved(live: Live) -> int:

@@ -84,7 +84,8 @@ class Kept:
 
 
 AnchorMemo = dict[tuple[int, int], tuple[LinkRow, NoteRow, Item | None]]  # (id(link), id(target)) -> its item
-# id(a note's kept link list) -> the list, its unresolved links sorted, the broken ones' items and targets
+# note id -> its kept link list, its unresolved links sorted, the broken ones' items and targets; only
+# notes with any unresolved link
 UnresolvedMemo = dict[int, tuple[list[LinkRow], Unresolved, list[Item], set[str]]]
 
 
@@ -93,6 +94,7 @@ class Delta:
     """What one generation changed, as far as the sections' inputs go."""
 
     changed: set[int]  # notes added, changed, moved or gone
+    reread: set[int]  # notes whose links were read again (changed, or linking to a name that came or went)
     structural: bool  # some path came, went or moved
     edges_changed: bool  # some note-to-note link came or went
     moved: set[int]  # notes whose note vector was computed again
@@ -179,8 +181,8 @@ def _advance(index: VaultIndex, kept: Kept | None) -> Kept:
     ctx = Context(index, loaded=loaded)
     known, anchors = _kept_sections(ctx, kept, delta)
     same_left_out = delta.disk_paths is not None and ctx.skipped == kept.findings.loaded.get("skipped")
-    known["unresolved_links"], unresolved = _followed_unresolved(ctx, following[0],
-                                                                 kept.unresolved if same_left_out else {})
+    known["unresolved_links"], unresolved = _followed_unresolved(ctx, following[0], kept.unresolved,
+                                                                 delta.reread if same_left_out else None)
     found = find_all(ctx, snap.generation, started, known)
     log.debug("health: %d notes changed, findings in %.0f ms", len(changed), found.took_ms)
     return Kept(found, signatures, *following, index.embedder, anchors, unresolved)
@@ -191,7 +193,7 @@ def _from_scratch(index: VaultIndex, snap: Snapshot, signatures: dict[int, Signa
     links_by_source = _by_source(ctx.links)
     known: dict[str, list[Item]] = {}
     known["broken_anchors"], anchors = _followed_anchors(ctx, {})
-    known["unresolved_links"], unresolved = _followed_unresolved(ctx, links_by_source, {})
+    known["unresolved_links"], unresolved = _followed_unresolved(ctx, links_by_source, {}, None)
     found = find_all(ctx, snap.generation, started, known)
     resolution = _resolution(index)
     return Kept(found, signatures, links_by_source, resolution, snap, vector_rows_per_note(snap), time.monotonic(),
@@ -249,7 +251,7 @@ def _advanced(index: VaultIndex, kept: Kept, snap: Snapshot, signatures: dict[in
     if not structural and "file_name_counts" in old:
         loaded["file_name_counts"] = old["file_name_counts"]
     loaded["disk"], scanned_at, walk, disk_paths = _followed_disk(index, kept, old.get("disk"), changed, signatures)
-    delta = Delta(changed, structural, edges_changed, moved, disk_paths)
+    delta = Delta(changed, reread | changed, structural, edges_changed, moved, disk_paths)
     return loaded, (links_by_source, resolution, snap, vector_rows, scanned_at, walk), delta
 
 
@@ -360,22 +362,27 @@ def _followed_anchors(ctx: Context, memo: AnchorMemo) -> tuple[list[Item], Ancho
     return items, now
 
 
-def _followed_unresolved(ctx: Context, links_by_source: dict[int, list[LinkRow]],
-                         memo: UnresolvedMemo) -> tuple[list[Item], UnresolvedMemo]:
-    """Unresolved links (ctx.unresolved, for three sections) and the broken ones' items, each note's
-    kept while its links are the kept list (pass no memo when the files left out changed)."""
+def _followed_unresolved(ctx: Context, links_by_source: dict[int, list[LinkRow]], memo: UnresolvedMemo,
+                         reread: set[int] | None) -> tuple[list[Item], UnresolvedMemo]:
+    """Unresolved links (ctx.unresolved, for three sections) and the broken ones' items: the notes
+    whose links were read again are looked at, the others keep theirs (reread None: all are looked
+    at, as when the files left out changed)."""
     whole, items, targets, now = Unresolved(), [], set(), {}
-    for source in sorted(links_by_source):  # ctx.links' order
-        links = links_by_source[source]
-        hit = memo.get(id(links))
+    sources = links_by_source.keys() if reread is None else memo.keys() | reread
+    for source in sorted(sources):  # ctx.links' order
+        links = links_by_source.get(source)
+        if links is None:
+            continue  # the note went
+        hit = memo.get(source) if reread is not None else None
         if hit is None or hit[0] is not links:
             part = health.classify_unresolved(ctx, links)
+            if not (part.broken or part.attachments or part.excluded):
+                continue  # most notes have none
             hit = (links, part, health.unresolved_items(ctx, part.broken), health.unresolved_targets(part.broken))
-        now[id(links)] = hit
-        if hit[1].broken or hit[1].attachments or hit[1].excluded:  # most notes have none
-            whole.extend(hit[1])
-            items += hit[2]
-            targets |= hit[3]
+        now[source] = hit
+        whole.extend(hit[1])
+        items += hit[2]
+        targets |= hit[3]
     ctx.unresolved = whole
     ctx.extra_counts["unresolved_targets"] = len(targets)
     return items, now
