@@ -31,6 +31,7 @@ import numpy.typing as npt
 from sidecar.embed import unit_rows
 from sidecar.errors import InvalidParams
 from sidecar.linkres import PathIndex
+from sidecar.protocol_types import HEALTH_PAGE_LIMIT_DEFAULT, HEALTH_PAGE_LIMIT_MAX, HEALTH_PAGE_LIMIT_MIN
 from sidecar.related import RelatedWeights, related_score
 from sidecar.vectors import Matrix, VectorTable
 
@@ -1193,8 +1194,6 @@ SUMMARY_KEYS = ("notes", "orphans", "no_inbound", "dead_ends", "unresolved_links
 
 
 SECTION_BY_ID = {s.id: s for s in SECTIONS}
-PAGE_ITEMS = 50  # items a section page holds unless asked for fewer or more
-MAX_PAGE_ITEMS = 500
 
 
 @dataclass(frozen=True)
@@ -1283,7 +1282,7 @@ def health_summary(index: VaultIndex) -> dict[str, Any]:
                                      "count": len(found.sections[s.id])} for s in SECTIONS])
 
 
-def health_page(index: VaultIndex, section: str, limit: int = PAGE_ITEMS, cursor: str | None = None,
+def health_page(index: VaultIndex, section: str, limit: int = HEALTH_PAGE_LIMIT_DEFAULT, cursor: str | None = None,
                 details: bool = False) -> dict[str, Any]:
     """One page of one section's items, each with its suggestions (protocol HealthPageResponse).
 
@@ -1295,8 +1294,8 @@ def health_page(index: VaultIndex, section: str, limit: int = PAGE_ITEMS, cursor
     if spec is None:
         raise InvalidParams(f"section: no section {section[:100]!r}; sections: {', '.join(SECTION_IDS)}",
                             {"field": "section", "allowed": list(SECTION_IDS)})
-    if not 1 <= limit <= MAX_PAGE_ITEMS:
-        raise InvalidParams(f"limit: between 1 and {MAX_PAGE_ITEMS}", {"field": "limit"})
+    if not HEALTH_PAGE_LIMIT_MIN <= limit <= HEALTH_PAGE_LIMIT_MAX:
+        raise InvalidParams(f"limit: between {HEALTH_PAGE_LIMIT_MIN} and {HEALTH_PAGE_LIMIT_MAX}", {"field": "limit"})
     started = time.perf_counter()
     where = paging.scope("health.page", section=section)
     offset = paging.decode_cursor(cursor, where)
