@@ -34,7 +34,7 @@ from sidecar.gate import ReadGate
 from sidecar.httpguard import Guard, GuardSlot
 from sidecar.indexer import IndexReport, Progress
 from sidecar.ports import McpPlacement, bind_loopback, remove_state, start_with_fallback, write_state
-from sidecar.protocol_types import PROTOCOL_VERSION
+from sidecar.protocol_types import EDITS_LIST_LIMIT_DEFAULT, EDITS_LIST_OFFSET_DEFAULT, PROTOCOL_VERSION
 from sidecar.rpc import OBSIDIAN_ORIGIN, WatchedSite, build_app
 from sidecar.tokens import mcp_token, rpc_token
 from sidecar.watch import RECONCILE_SECONDS, reconcile_every, watch_vault
@@ -125,7 +125,7 @@ class SidecarService:
             self._scan = True
         self._wake.set()
 
-    def edits(self, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    def edits(self, limit: int = EDITS_LIST_LIMIT_DEFAULT, offset: int = EDITS_LIST_OFFSET_DEFAULT) -> dict[str, Any]:
         if self.core.writes is None:
             return {"writes_enabled": False, "edits": [], "total": 0, "next_offset": None}
         return {"writes_enabled": True, **self.core.writes.edits_page(limit, offset)}
