@@ -103,3 +103,12 @@ def test_only_the_parser_recognises_headings() -> None:
     found = [f"{name}:{node.lineno}" for name, tree in _modules() if name != "parse.py" for node in ast.walk(tree)
              if isinstance(node, ast.Constant) and isinstance(node.value, str) and "#{1," in node.value]
     assert found == []
+
+
+def test_the_plugin_renders_no_health_markdown_of_its_own() -> None:
+    """health.to_markdown is the one rendering (tests/test_rpc_contract.py: JSON-RPC answers with it);
+    the plugin saves that text and writes none of the report's Markdown itself."""
+    plugin = SIDECAR.parent / "obsidian-plugin" / "src"
+    found = [f"{p.name}: {marker}" for p in sorted(plugin.rglob("*.ts")) for marker in ("# Vault health", "## Rules used", "- Fix:")
+             if marker in p.read_text(encoding="utf-8")]
+    assert found == []
