@@ -31,6 +31,7 @@ from sidecar.protocol_types import (
     HEALTH_PAGE_LIMIT_DEFAULT,
     RELATED_LIMIT_DEFAULT,
     SEARCH_LIMIT_DEFAULT,
+    NoteLinksResponse,
     RelatedResponse,
     SearchResponse,
 )
@@ -266,7 +267,7 @@ class VaultIndex:
         finally:
             conn.execute("COMMIT")  # nothing was written: this only ends the read snapshot
 
-    def note_links(self, path: str) -> dict[str, Any]:
+    def note_links(self, path: str) -> NoteLinksResponse:
         return notes_api.note_links(self.reader(), self.vault, path)
 
     def read_note(self, path: str, heading: str | None = None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from sidecar.errors import InvalidParams, NotFound
 from sidecar.parse import parse_note
+from sidecar.protocol_types import Backlink, NoteLinksResponse, Outlink, UnresolvedLink
 from sidecar.redact import redact
 from sidecar.vault import UnreadableNote, Vault
 
@@ -23,24 +24,24 @@ def note_row(conn: sqlite3.Connection, path: str) -> tuple[int, str]:
     return int(row[0]), str(row[1])
 
 
-def note_links(conn: sqlite3.Connection, vault: Vault, path: str) -> dict[str, Any]:
+def note_links(conn: sqlite3.Connection, vault: Vault, path: str) -> NoteLinksResponse:
     confined = vault.confine(path)
     if confined is None:
         raise NotFound("no such note")
     note_id, title = note_row(conn, confined)
-    outlinks = [
+    outlinks: list[Outlink] = [
         {"target_raw": r[0], "path": r[1], "anchor": r[2], "kind": r[3], "line": r[4], "ambiguous": bool(r[5])}
         for r in conn.execute(
             "SELECT target_raw, target_path, anchor, kind, line, ambiguous FROM links WHERE source_id = ? ORDER BY line",
             (note_id,))
     ]
-    backlinks = [
+    backlinks: list[Backlink] = [
         {"path": r[0], "title": r[1], "line": r[2], "kind": r[3], "anchor": r[4]}
         for r in conn.execute(
             "SELECT n.path, n.title, l.line, l.kind, l.anchor FROM links l JOIN notes n ON n.id = l.source_id"
             " WHERE l.target_id = ? AND l.source_id != ? ORDER BY n.path, l.line", (note_id, note_id))
     ]
-    unresolved = [{"target_raw": o["target_raw"], "line": o["line"], "kind": o["kind"]} for o in outlinks if o["path"] is None]
+    unresolved: list[UnresolvedLink] = [{"target_raw": o["target_raw"], "line": o["line"], "kind": o["kind"]} for o in outlinks if o["path"] is None]
     return {"path": confined, "title": title, "outlinks": outlinks, "backlinks": backlinks, "unresolved": unresolved}
 
 
