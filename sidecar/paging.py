@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass
 
 from sidecar.errors import InvalidParams
+from sidecar.protocol_types import HEALTH_PAGE_CURSOR_MAX_LENGTH
 
-MAX_CURSOR_CHARS = 200
+MAX_CURSOR_CHARS = HEALTH_PAGE_CURSOR_MAX_LENGTH  # the protocol's bound on a cursor; MCP's cursors are the same
 
 
 def scope(kind: str, **question: object) -> str:
