@@ -202,7 +202,7 @@ def _from_scratch(index: VaultIndex, snap: Snapshot, signatures: dict[int, Signa
 
 def _changed(before: dict[int, Signature], now: dict[int, Signature]) -> set[int]:
     """Ids of the notes added, changed, renamed or gone."""
-    return {n for n in before.keys() | now.keys() if before.get(n) != now.get(n)}
+    return {n for n, _sig in before.items() ^ now.items()}  # the pairs in one only: compared at C speed
 
 
 Following = tuple[dict[int, list[LinkRow]], dict[int, tuple[int | None, bool]], Snapshot, Ints, float, DiskWalk | None]
@@ -291,8 +291,10 @@ def _path(signature: Signature | None) -> str:
 
 def _replaced(old: dict[int, Any], changed: set[int], fresh: dict[int, Any]) -> dict[int, Any]:
     """`old` without the changed notes' entries, then with their fresh ones (a changed note keeps its place)."""
-    out = {n: fresh.get(n, v) for n, v in old.items() if n not in changed or n in fresh}
-    out.update((n, v) for n, v in fresh.items() if n not in out)
+    out = dict(old)  # copied and updated at C speed: a comprehension over 17k notes cost ~5 ms a table
+    out.update(fresh)
+    for n in changed - fresh.keys():
+        out.pop(n, None)
     return out
 
 
