@@ -89,7 +89,8 @@ class Ranking:
     recency_weight: float = 0.0  # off by default: the eval shows no gain on timeless notes
     recency_half_life_days: float = 90.0
     candidates: int = 120  # chunks per leg (80 missed answers the other leg ranked well)
-    section_bonus: float = 0.1  # share of a note's 2nd/3rd matching sections added to its score
+    section_bonus: float = 0.0  # share of a note's 2nd/3rd matching sections added to its score: off, it hurt
+    # or did nothing on every set added alone and helped 3 of 5 taken out (docs/ranking.md)
     coverage_weight: float = 0.3  # lift for the share of query words the best section holds: keeps the
     # boosts above from putting a partial match over the one note that has every word
     long_note_damping: float = 0.08  # a note's score / (1 + this * log2(sections / long_note_sections)): a list of
