@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import difflib
 import functools
-import json
 import logging
 import os
 import threading
@@ -39,7 +38,7 @@ from sidecar.redact import rules_fingerprint
 from sidecar.related import Related
 from sidecar.search import Filters, Ranking, Searcher
 from sidecar.snapshot import NoteChanges, Snapshot, SnapshotCache, current_generation
-from sidecar.store import Store
+from sidecar.store import Store, has_notes, meta_value, meta_values, note_exists, note_names, row_counts, skipped_files
 from sidecar.vectors import VectorTable
 
 if TYPE_CHECKING:
@@ -177,8 +176,7 @@ class VaultIndex:
         return Thresholds(*snap.thresholds)
 
     def _stored_bands(self) -> Thresholds:
-        rows = dict(self.reader().execute(
-            "SELECT key, value FROM meta WHERE key IN ('band_high', 'band_low')").fetchall())
+        rows = meta_values(self.reader(), ("band_high", "band_low"))
         return Thresholds(float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
 
     def save_thresholds(self, low: float, high: float, source: str = "manual", chunks: int = 0) -> None:
@@ -195,8 +193,7 @@ class VaultIndex:
         if self._built:
             return None
         conn = self.reader()
-        self._built = (conn.execute("SELECT 1 FROM meta WHERE key = 'last_indexed_at'").fetchone()
-                       or conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone()) is not None
+        self._built = meta_value(conn, "last_indexed_at") is not None or has_notes(conn)
         if self._built:
             return None
         if self.building:
@@ -221,8 +218,8 @@ class VaultIndex:
 
     def thresholds_info(self) -> dict[str, object]:
         t = self._stored_bands()  # straight from meta: status must not load the vectors to say this
-        source = self.reader().execute("SELECT value FROM meta WHERE key = 'band_source'").fetchone()
-        return {"high": t.high, "low": t.low, "source": "default" if source is None else str(source[0])}
+        source = meta_value(self.reader(), "band_source")
+        return {"high": t.high, "low": t.low, "source": source or "default"}
 
     def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: dict[str, Any] | None = None,
                mode: str = "hybrid",
@@ -283,15 +280,15 @@ class VaultIndex:
         vault = self.vault
         for candidate in (ref, f"{ref}.md"):
             path = vault.confine(candidate)
-            if path and conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone():
+            if path and note_exists(conn, path):
                 return path
         if "\x00" in ref or len(ref) > 1024:
             raise NotFound("no such note")
         wanted = ref.strip().lower().removesuffix(".md")
-        rows = conn.execute("SELECT path, title, aliases, name_lower FROM notes").fetchall()
+        rows = note_names(conn)
         for path, title, aliases, name in rows:
-            if wanted in (title.lower(), name) or wanted in (a.lower() for a in json.loads(aliases)):
-                return str(path)
+            if wanted in (title.lower(), name) or wanted in (a.lower() for a in aliases):
+                return path
         names = [str(r[1]) for r in rows]
         close = difflib.get_close_matches(ref, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
@@ -321,18 +318,13 @@ class VaultIndex:
         try:
             rules = redaction_rules()
             stored = self.store.get_meta(REDACTION_RULES)
-            has_notes = self.store.conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is not None
-            rules_changed = stored != rules and (stored is not None or has_notes)  # (an index from before the mark)
+            rules_changed = stored != rules and (stored is not None or self.store.has_notes())  # (an index from before the mark)
             if rules_changed:
                 log.info("redaction rules changed: every note is redacted again and the old text purged")
-                self.store.conn.execute("PRAGMA secure_delete=ON")  # this run's deletes leave zeros, in the WAL too
-            try:
+            with self.store.secure_deletes() if rules_changed else contextlib.nullcontext():
                 report = self.indexer.run(full=full or rules_changed, progress=progress, cancel=cancel)
                 if not report.cancelled and stored != rules:
                     self._settle_rules(rules, purge=rules_changed)
-            finally:
-                if rules_changed:
-                    self.store.conn.execute("PRAGMA secure_delete=OFF")
             if not report.cancelled and needs_auto_calibration(self):
                 auto_calibrate(self)
             return report
@@ -341,15 +333,12 @@ class VaultIndex:
 
     def _settle_rules(self, rules: str, purge: bool) -> None:
         """After every note went through the new rules: drop what the old ones let through from the
-        index files too. FTS5 keeps deleted tokens in old segments until they are merged ('optimize'),
-        SQLite keeps deleted rows in free pages and the WAL keeps old page images: VACUUM rewrites the
-        file from live rows only, the TRUNCATE checkpoint empties the WAL. Only when the rules change,
-        so ordinary writes pay nothing; the mark is stored last, so a crash in between purges again."""
+        index files too (Store.purge_deleted_text); the WAL keeps old page images, the TRUNCATE
+        checkpoint empties it. Only when the rules change, so ordinary writes pay nothing; the mark is
+        stored last, so a crash in between purges again."""
         with self.indexer.lock:
-            conn = self.store.conn
             if purge:
-                conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-                conn.execute("VACUUM")
+                self.store.purge_deleted_text()
             with self.store.transaction():
                 self.store.set_meta(REDACTION_RULES, rules)
             self.store.checkpoint()
@@ -357,15 +346,14 @@ class VaultIndex:
     # ---- status -------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
         conn = self.reader()
-        notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
-        chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        notes, chunks = row_counts(conn)
         # The reader's own view: the writer's connection may be mid-transaction in another thread.
         with_vectors = VectorTable(conn, self.backend).count() if self.embedder or self.model.loading else 0
-        skipped = [{"path": r[0], "reason": r[1]} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
-        last = conn.execute("SELECT value FROM meta WHERE key = 'last_indexed_at'").fetchone()
+        skipped = skipped_files(conn)
+        last = meta_value(conn, "last_indexed_at")
         vectors_available = self.embedder is not None and with_vectors > 0
         # A run stopped before its last link pass (kill -9) leaves links to notes it added unresolved.
-        links_pending = conn.execute("SELECT 1 FROM meta WHERE key = ?", (LINKS_PENDING,)).fetchone() is not None
+        links_pending = meta_value(conn, LINKS_PENDING) is not None
         return {
             "version": __version__,
             "vault": str(self.settings.vault),
@@ -382,7 +370,7 @@ class VaultIndex:
             "chunks_without_vectors": chunks - with_vectors,
             "vectors_available": vectors_available,
             "skipped": skipped,
-            "last_indexed_at": float(last[0]) if last else None,
+            "last_indexed_at": float(last) if last else None,
             "building": self.building,
             "bands": self.thresholds_info(),
             "complete": last is not None and not self.building and chunks == with_vectors and not links_pending

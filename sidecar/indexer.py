@@ -175,11 +175,11 @@ class Indexer:
                                                                     if v == version),
                                              names=frozenset(_name_lower(p) for p in
                                                              [*report.changed_paths, *(s.path for s in report.skipped)]))
-                self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
+                self.store.delete_meta(LINKS_PENDING)
                 self.store.update_skipped(paths, report.skipped)
                 tx.changed = report.structural
             report.touched_notes = frozenset({s.note_id for s in states.values()} |
-                                             set(self._note_ids(list(dict.fromkeys(paths)))))
+                                             set(self.store.note_ids(list(dict.fromkeys(paths)))))
             report.stop_clock()
             return report
 
@@ -202,7 +202,7 @@ class Indexer:
         if report.changed_paths or full:
             self.store.checkpoint()
         if self.embedder is None:
-            report.vectors_missing = self._chunk_count()
+            report.vectors_missing = self.store.chunk_count()
         elif not finished:
             report.vectors_missing = self.store.count_missing_vectors()
         report.stop_clock()
@@ -271,7 +271,7 @@ class Indexer:
             self._drop_now_skipped(report, states)
             # Committed with the notes they belong to: a run killed after this batch leaves its links
             # resolved (a full rebuild used to leave every rewritten note's links unresolved till the end).
-            written = self._note_ids([item.file.path for item in prepared])
+            written = self.store.note_ids([item.file.path for item in prepared])
             self.store.resolve_links(written)
             self._resolved.update(dict.fromkeys(written, self.store.paths_version))
             tx.changed = len(report.changed_paths) + len(report.skipped) != changes_before
@@ -335,9 +335,9 @@ class Indexer:
                 version = self.store.paths_version
                 self.store.resolve_links(skip_sources=frozenset(i for i, v in self._resolved.items() if v == version))
             else:
-                self.store.resolve_links(self._note_ids(report.changed_paths))
+                self.store.resolve_links(self.store.note_ids(report.changed_paths))
             self.store.set_meta("last_indexed_at", str(time.time()))
-            self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LINKS_PENDING,))
+            self.store.delete_meta(LINKS_PENDING)
             # A run that found nothing new must not make every reader reload its snapshot.
             tx.changed = bool(structural or report.full or attachments_changed or report.changed_paths)
         self._embed_missing(report, progress, cancel)
@@ -379,13 +379,3 @@ class Indexer:
             self._embed(missing[start:start + step], report)
             progress(Progress("vectors", min(start + step, len(missing)), len(missing)))
 
-    def _note_ids(self, paths: list[str]) -> list[int]:
-        ids: list[int] = []
-        for start in range(0, len(paths), 500):  # under SQLite's limit on bound parameters
-            part = paths[start:start + 500]
-            rows = self.store.conn.execute(f"SELECT id FROM notes WHERE path IN ({','.join('?' * len(part))})", part)
-            ids += [int(r[0]) for r in rows]
-        return ids
-
-    def _chunk_count(self) -> int:
-        return int(self.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])

@@ -76,13 +76,45 @@ class Store:
         """Fold the WAL back into the database after a run, so the index is one file of honest size."""
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # busy readers: it just returns
 
+    @contextlib.contextmanager
+    def secure_deletes(self) -> Iterator[None]:
+        """Deletes inside the block leave zeros, in the WAL too (text the old redaction let through)."""
+        self.conn.execute("PRAGMA secure_delete=ON")
+        try:
+            yield
+        finally:
+            self.conn.execute("PRAGMA secure_delete=OFF")
+
+    def purge_deleted_text(self) -> None:
+        """FTS5 keeps deleted tokens in old segments until they are merged ('optimize'); SQLite keeps
+        deleted rows in free pages: VACUUM rewrites the file from live rows only."""
+        self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        self.conn.execute("VACUUM")
+
     # ---- meta ---------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        return meta_value(self.conn, key)
 
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    # ---- counts -------------------------------------------------------------------------
+    def has_notes(self) -> bool:
+        return has_notes(self.conn)
+
+    def chunk_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def note_ids(self, paths: list[str]) -> list[int]:
+        ids: list[int] = []
+        for start in range(0, len(paths), 500):  # under SQLite's limit on bound parameters
+            part = paths[start:start + 500]
+            rows = self.conn.execute(f"SELECT id FROM notes WHERE path IN ({','.join('?' * len(part))})", part)
+            ids += [int(r[0]) for r in rows]
+        return ids
 
     # ---- notes --------------------------------------------------------------------------
     def file_states(self, paths: list[str] | None = None) -> dict[str, FileState]:
@@ -270,3 +302,38 @@ class Store:
 def _name_lower(path: str) -> str:
     name = posixpath.basename(path).lower()
     return name[:-3] if name.endswith(".md") else name
+
+
+# ---- reads over any connection (a reader's own view; the core asks these) -------------------------
+def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def meta_values(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, str]:
+    rows = conn.execute(f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})", tuple(keys))
+    return {str(k): str(v) for k, v in rows}
+
+
+def has_notes(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is not None
+
+
+def note_exists(conn: sqlite3.Connection, path: str) -> bool:
+    return conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone() is not None
+
+
+def note_names(conn: sqlite3.Connection) -> list[tuple[str, str, list[str], str]]:
+    """(path, title, aliases, lower-case file name) of every note: what a reference can name."""
+    rows = conn.execute("SELECT path, title, aliases, name_lower FROM notes").fetchall()
+    return [(str(path), str(title), list(json.loads(aliases)), str(name)) for path, title, aliases, name in rows]
+
+
+def row_counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(notes, chunks)."""
+    notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+    return notes, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+
+def skipped_files(conn: sqlite3.Connection) -> list[dict[str, str]]:
+    return [{"path": str(r[0]), "reason": str(r[1])} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
