@@ -591,6 +591,9 @@ class McpConfigResponse(TypedDict):
     http: McpHttpConfig
     stdio: McpStdioConfig
 
+    # Both snippets as one text to read and paste: what `sidecar mcp-config` prints.
+    text: str
+
 
 class IndexChangedEvent(TypedDict):
     # Vault-relative paths added, changed or removed.

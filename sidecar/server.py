@@ -108,9 +108,10 @@ class SidecarService:
         asyncio.get_running_loop().call_soon(self.stopping.set)
 
     def mcp_config(self) -> dict[str, Any]:
-        from sidecar.mcp_config import client_config  # noqa: PLC0415
+        from sidecar.mcp_config import client_config, config_text  # noqa: PLC0415
 
-        return client_config(self.core.settings, self.mcp.port, self.mcp_token)
+        config = client_config(self.core.settings, self.mcp.port, self.mcp_token)
+        return {**config, "text": config_text(config)}  # the plugin copies this text: one wording, the CLI's
 
     # ---- the writer -------------------------------------------------------------------------
     def on_files_changed(self, paths: set[str]) -> None:

@@ -8,7 +8,6 @@ import { SearchView } from "./views/search-view";
 import { describeError } from "./client";
 import type { EditRecord } from "./protocol.gen";
 import type { Sidecar } from "./sidecar";
-import { mcpConfigText } from "./views/status-render";
 
 /** Show (creating if needed) the view of `type` in the right sidebar or, for health, in a tab. */
 export async function revealView(ctx: PluginContext, type: string, where: "right" | "tab"): Promise<WorkspaceLeaf | null> {
@@ -37,7 +36,7 @@ export async function copyMcpConfig(ctx: PluginContext): Promise<void> {
   try {
     const client = await ctx.sidecar.client();
     const config = await client.call("mcp.config");
-    await navigator.clipboard.writeText(mcpConfigText(config));
+    await navigator.clipboard.writeText(config.text);
     new Notice(ctx.settings.mcpEnabled
       ? "MCP client configuration copied."
       : "MCP client configuration copied. The HTTP server is off: turn it on in the settings, or use the stdio entries.");

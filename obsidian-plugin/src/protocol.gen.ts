@@ -503,6 +503,8 @@ export interface McpStdioConfig {
 export interface McpConfigResponse {
   http: McpHttpConfig;
   stdio: McpStdioConfig;
+  /** Both snippets as one text to read and paste: what `sidecar mcp-config` prints. */
+  text: string;
 }
 
 export interface IndexChangedEvent {

@@ -9,7 +9,7 @@ import { renderHealth } from "../src/views/health-render";
 import { excerptParts, renderRelated, sharedReasons } from "../src/views/related-render";
 import { highlightSegments, renderSearchResult, renderSearchResults } from "../src/views/search-render";
 import { readableMarkdown } from "../src/views/shared-render";
-import { formatBytes, mcpConfigText, renderStatusDetails } from "../src/views/status-render";
+import { formatBytes, renderStatusDetails } from "../src/views/status-render";
 import type { RowActions } from "../src/views/list-nav";
 
 /** Actions that record what a row asked for. */
@@ -277,17 +277,6 @@ describe("status", () => {
     expect(formatBytes(1536)).toBe("1.5 KB");
   });
 
-  it("formats the MCP configuration for the clipboard", () => {
-    const text = mcpConfigText({
-      http: { url: "http://127.0.0.1:8765/mcp", token_hint: "in ~/.config/vault-sidecar/token",
-        claude_code: "claude mcp add ...", cursor: { mcpServers: { vault: { url: "x" } } }, codex: "[mcp_servers.vault]" },
-      stdio: { command: ["sidecar", "mcp", "--vault", "/v"], claude_code: "claude mcp add vault -- sidecar mcp",
-        cursor: { mcpServers: {} }, codex: "[mcp_servers.vault-stdio]" },
-    });
-    expect(text).toContain("URL: http://127.0.0.1:8765/mcp");
-    expect(text).toContain('"mcpServers"');
-    expect(text).toContain("Command: sidecar mcp --vault /v");
-  });
 });
 
 // Found with the picture tests (test/pictures.test.ts): raw Markdown in snippets, the note title repeated in

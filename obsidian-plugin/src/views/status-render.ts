@@ -1,6 +1,6 @@
 // Renders the status details (the status bar's modal) and the MCP configuration text for the clipboard.
 
-import type { McpConfigResponse, StatusResponse } from "../protocol.gen";
+import type { StatusResponse } from "../protocol.gen";
 
 export interface StatusDetails {
   /** One line: what the status bar says. */
@@ -56,37 +56,4 @@ export function renderStatusDetails(container: HTMLElement, d: StatusDetails): v
     container.createDiv({ cls: "vs-status-subhead", text: "Recent sidecar output" });
     container.createEl("pre", { cls: "vs-status-stderr", text: d.stderr.slice(-50).join("\n") });
   }
-}
-
-/** MCP client configuration as one text, for the clipboard. */
-export function mcpConfigText(cfg: McpConfigResponse): string {
-  return [
-    "# Vault Sidecar MCP configuration",
-    "",
-    "## Over HTTP (while Obsidian runs)",
-    `URL: ${cfg.http.url}`,
-    `Token: ${cfg.http.token_hint}`,
-    "",
-    "Claude Code:",
-    cfg.http.claude_code,
-    "",
-    "Cursor (mcp.json):",
-    JSON.stringify(cfg.http.cursor, null, 2),
-    "",
-    "Codex (config.toml):",
-    cfg.http.codex,
-    "",
-    "## Over stdio (no Obsidian needed)",
-    `Command: ${cfg.stdio.command.join(" ")}`,
-    "",
-    "Claude Code:",
-    cfg.stdio.claude_code,
-    "",
-    "Cursor (mcp.json):",
-    JSON.stringify(cfg.stdio.cursor, null, 2),
-    "",
-    "Codex (config.toml):",
-    cfg.stdio.codex,
-    "",
-  ].join("\n");
 }
