@@ -134,6 +134,10 @@ class HealthCache:
 
     def current(self, index: VaultIndex) -> Findings:
         conn = index.reader()
+        if not conn.in_transaction:
+            # Outside the read transaction: waits for a writer's run in progress and takes the snapshot it
+            # followed to. Inside, a run's first commit would be seen and its snapshot loaded for nothing.
+            index.snapshot()
         with self._lock:
             kept = self._kept
             if kept is not None and kept.findings.generation == current_generation(conn) and \

@@ -366,6 +366,8 @@ class SnapshotCache:
         if snap is not None and snap.generation == generation:
             return snap
         with self._lock:  # one thread reloads; the others wait and reuse it
+            if not conn.in_transaction:  # a writer's run may have ended while this waited: take what it followed to
+                generation = current_generation(conn)
             snap = self._snapshot
             if snap is None or snap.generation != generation:
                 snap = load_snapshot(conn, backend, dim, prev=snap)
