@@ -125,8 +125,8 @@ def cold_incremental(python: str, vault: Path, index_dir: Path) -> dict[str, Any
 # ---- the warm child -------------------------------------------------------------------------
 def warm_child(vault: Path, index_dir: Path, seed: int) -> dict[str, Any]:
     """Runs inside a fresh subprocess: one loaded VaultIndex, as the server holds it."""
-    from sidecar.app import VaultIndex  # noqa: PLC0415
     from sidecar.config import from_env  # noqa: PLC0415
+    from sidecar.core import VaultIndex  # noqa: PLC0415
 
     t0 = time.perf_counter()
     index = VaultIndex(from_env(vault, index_dir=index_dir))

@@ -70,7 +70,7 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=40, help="edits, one at a time")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    from sidecar.watch import DEBOUNCE_MS, STEP_MS  # noqa: PLC0415  (the venv's sidecar)
+    from sidecar.serve.watch import DEBOUNCE_MS, STEP_MS  # noqa: PLC0415  (the venv's sidecar)
 
     notes = sorted(p for p in args.vault.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
     rng = random.Random(args.seed)

@@ -42,11 +42,11 @@ from typing import Any
 
 import numpy as np
 
-from sidecar.app import VaultIndex
 from sidecar.config import from_env
-from sidecar.fuse import rrf
-from sidecar.lexical import build_query
-from sidecar.vectors import VectorTable
+from sidecar.core import VaultIndex
+from sidecar.rank.fuse import rrf
+from sidecar.retrieve.lexical import build_query
+from sidecar.store.vectors import VectorTable
 
 MODES = ("lexical", "semantic", "hybrid")
 WARMUP = 40

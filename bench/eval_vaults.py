@@ -24,10 +24,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sidecar import evaluate  # noqa: E402
-from sidecar.app import VaultIndex  # noqa: E402
 from sidecar.config import from_env  # noqa: E402
-from sidecar.search import Ranking  # noqa: E402
+from sidecar.core import VaultIndex  # noqa: E402
+from sidecar.report import evaluate  # noqa: E402
+from sidecar.retrieve.search import Ranking  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "eval-vaults"
 OUT = ROOT / "bench" / "out"

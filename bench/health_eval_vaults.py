@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sidecar.app import VaultIndex
 from sidecar.config import Settings
+from sidecar.core import VaultIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_VAULTS = ROOT.parent / "shared" / "eval-vaults"

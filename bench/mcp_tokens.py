@@ -19,9 +19,9 @@ from typing import Any
 from mcp import Client
 from tokenizers import Tokenizer
 
-from sidecar.app import VaultIndex
+from sidecar.adapters.mcp.server import build_mcp
 from sidecar.config import Settings
-from sidecar.mcp_server import build_mcp
+from sidecar.core import VaultIndex
 
 TOKENIZER = Path(__file__).parent.parent / "sidecar" / "models" / "minilm-l6-m2v-256-int8" / "tokenizer.json"
 BIG_NOTE = "Uncategorized plugins"  # obsidian-hub's largest note (277,760 characters)

@@ -22,8 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from sidecar.app import VaultIndex
 from sidecar.config import from_env
+from sidecar.core import VaultIndex
 
 
 def queries(path: Path | None, index: VaultIndex, n: int) -> list[str]:

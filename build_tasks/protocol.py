@@ -6,7 +6,7 @@ protocol/sidecar.openrpc.json is the single source of truth. From it this task w
                                          param bounds (SEARCH_LIMIT_MAX, ...), PARAMS_SCHEMAS
     obsidian-plugin/src/protocol.gen.ts  interfaces, SidecarMethods, SidecarEvents, PROTOCOL_VERSION,
                                          METHODS, EVENTS, ERROR_CODES, param bounds
-    sidecar/mcp_outputs.py               the MCP tools' pydantic output models that project a result schema,
+    sidecar/adapters/mcp/outputs.py               the MCP tools' pydantic output models that project a result schema,
                                          as protocol/mcp-outputs.json says (fields, narrower types)
 
 All are deterministic (same document, same bytes). `--check` regenerates in memory and exits 1, with a diff
@@ -40,7 +40,7 @@ DOCUMENT = ROOT / "protocol" / "sidecar.openrpc.json"
 PY_OUT = ROOT / "sidecar" / "protocol_types.py"
 TS_OUT = ROOT / "obsidian-plugin" / "src" / "protocol.gen.ts"
 MCP_DOCUMENT = ROOT / "protocol" / "mcp-outputs.json"
-MCP_OUT = ROOT / "sidecar" / "mcp_outputs.py"
+MCP_OUT = ROOT / "sidecar" / "adapters" / "mcp" / "outputs.py"
 
 SCHEMA_REF = "#/components/schemas/"
 ERROR_REF = "#/components/errors/"
@@ -458,7 +458,7 @@ def render_python(model: Model) -> str:
         *[f"{name} = {_py_literal(value)}" for name, value in model.bounds],
         "",
         "# Each method's params as one JSON Schema (every $ref inlined, descriptions left out): the sidecar",
-        "# checks every request against it at the boundary (sidecar/params.py).",
+        "# checks every request against it at the boundary (sidecar/serve/params.py).",
         "PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {",
         *[f"    {json.dumps(m[0])}: {_bare(params_schema(m[0], model.doc))!r}," for m in model.methods],
         "}",

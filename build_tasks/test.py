@@ -42,6 +42,7 @@ def run(args: list[str]) -> int:
     paths = [p for p in PY_PATHS if (ROOT / p).exists()]
     sh(python, "-m", "ruff", "check", *paths)
     sh(python, "-m", "mypy")
+    sh(str(venv_bin("lint-imports")), "--no-cache")  # the layers, the adapters' independence, no cycles (pyproject.toml)
     if (ROOT / "build_tasks" / "protocol.py").exists():
         sh(python, "build.py", "protocol", "--check")
     ensure_chromium()

@@ -79,7 +79,7 @@ EDITS_LIST_OFFSET_DEFAULT = 0
 EDITS_UNDO_EDIT_MIN = 1
 
 # Each method's params as one JSON Schema (every $ref inlined, descriptions left out): the sidecar
-# checks every request against it at the boundary (sidecar/params.py).
+# checks every request against it at the boundary (sidecar/serve/params.py).
 PARAMS_SCHEMAS: dict[str, dict[str, Any]] = {
     "status": {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
     "search": {'type': 'object', 'properties': {'query': {'type': 'string', 'minLength': 1, 'maxLength': 10000}, 'limit': {'type': 'integer', 'minimum': 1, 'maximum': 100}, 'mode': {'type': 'string', 'enum': ['hybrid', 'lexical', 'semantic']}, 'filters': {'type': 'object', 'properties': {'folder': {'type': 'string', 'maxLength': 1024}, 'tag': {'type': 'string', 'maxLength': 1000}, 'fields': {'type': 'object', 'additionalProperties': {'type': 'string', 'maxLength': 1000}, 'maxProperties': 50, 'propertyNames': {'maxLength': 200}}, 'modified_since': {'type': 'number'}, 'exclude_path': {'type': 'string', 'maxLength': 1024}, 'exclude_terms': {'type': 'array', 'items': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'maxItems': 100}}, 'required': [], 'additionalProperties': False}, 'max_tokens': {'type': 'integer', 'minimum': 1}, 'explain': {'type': 'boolean'}, 'typed': {'type': 'boolean'}}, 'required': ['query'], 'additionalProperties': False},

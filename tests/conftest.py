@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.app import VaultIndex
 from sidecar.config import Settings
+from sidecar.core import VaultIndex
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_VAULT = ROOT / "examples" / "demo-vault"

@@ -1,5 +1,5 @@
 """A secret-recall corpus written from the providers' published token formats (the kinds follow
-gitleaks' and detect-secrets' rule lists), not from sidecar/redact.py: each template is how the
+gitleaks' and detect-secrets' rule lists), not from sidecar/ingest/redact.py: each template is how the
 vendor documents its credential, filled with seeded random characters, and placed in a line the
 way people paste it (an env file, YAML, prose, a URL, a curl command).
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.app import VaultIndex
 from sidecar.config import Settings
-from sidecar.indexer import Progress
+from sidecar.core import VaultIndex
+from sidecar.store.indexer import Progress
 from tests.attacksuite import load
 
 pytestmark = pytest.mark.slow

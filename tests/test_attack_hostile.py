@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.app import VaultIndex
-from sidecar.chunk import MAX_CONTEXT_CHARS
 from sidecar.config import Settings
+from sidecar.core import VaultIndex
+from sidecar.ingest.chunk import MAX_CONTEXT_CHARS
 from tests.attacksuite import load
 
 pytestmark = pytest.mark.slow
@@ -48,7 +48,7 @@ def test_related_for_a_note_of_thousands_of_sections_is_bounded(tmp_path: Path) 
     with the hostile vault behind serve); now sections go in blocks, at most MAX_SOURCE_SECTIONS of them."""
     import numpy as np
 
-    from sidecar.related import MAX_SOURCE_SECTIONS, _bounded_sections
+    from sidecar.retrieve.related import MAX_SOURCE_SECTIONS, _bounded_sections
 
     assert list(_bounded_sections(np.ones(10, np.float32))) == list(range(10))
     weights = np.full(3000, 0.6, np.float32)

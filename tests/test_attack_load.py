@@ -21,9 +21,9 @@ def test_eight_clients_during_full_reindexes(tmp_path: Path) -> None:
 def test_a_commit_in_the_middle_of_a_search_does_not_break_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Under load, a search during a full rebuild failed with KeyError (an internal error): the vector
     snapshot and the BM25 candidates named chunks that the next statement no longer saw."""
-    from sidecar.app import VaultIndex
     from sidecar.config import Settings
-    from sidecar.search import Searcher
+    from sidecar.core import VaultIndex
+    from sidecar.retrieve.search import Searcher
 
     vault = tmp_path / "vault"
     vault.mkdir()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.app import VaultIndex
 from sidecar.config import Settings
-from sidecar.vault import UnreadableNote, Vault
+from sidecar.core import VaultIndex
+from sidecar.ingest.vault import UnreadableNote, Vault
 from tests.attacksuite import load
 
 pytestmark = pytest.mark.slow

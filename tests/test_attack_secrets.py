@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import sidecar.redact as redact_module
-from sidecar.app import REDACTION_RULES, VaultIndex, redaction_rules
+import sidecar.ingest.redact as redact_module
 from sidecar.config import Settings
+from sidecar.core import REDACTION_RULES, VaultIndex, redaction_rules
 from tests.attacksuite import load
 
 pytestmark = pytest.mark.slow

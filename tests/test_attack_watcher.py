@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.app import VaultIndex
 from sidecar.config import Settings
+from sidecar.core import VaultIndex
 from tests.attacksuite import load
 
 pytestmark = pytest.mark.slow
@@ -39,7 +39,7 @@ def test_a_same_size_rewrite_within_one_timestamp_tick_is_not_lost(tmp_path: Pat
 
 
 def test_serve_has_a_reconcile_interval_flag() -> None:
-    from sidecar.cli import build_parser
+    from sidecar.commands.cli import build_parser
 
     args = build_parser().parse_args(["serve", "--vault", ".", "--reconcile-seconds", "2.5"])
     assert args.reconcile_seconds == 2.5

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sidecar.app import VaultIndex
-from sidecar.boilerplate import template_key
+from sidecar.core import VaultIndex
+from sidecar.ingest.boilerplate import template_key
 from tests.conftest import open_index
 
 FOOTER = ("\n# This note in GitHub\n\n<span class=\"git-footer\">[Edit In GitHub](https://example.org/edit/{slug}.md "

@@ -9,9 +9,9 @@ from collections import Counter
 
 import pytest
 
-from sidecar.chunk import chunk_note, content_hash, note_context
+from sidecar.ingest.chunk import chunk_note, content_hash, note_context
+from sidecar.ingest.parse import find_fences, parse_note
 from sidecar.notes import Chunk
-from sidecar.parse import find_fences, parse_note
 
 FENCE_LINE = re.compile(r"[ \t>]*(?:`{3,}|~{3,})")
 BARE_MARKER = re.compile(r"[ \t>]*(?:`{3,}|~{3,})[ \t]*")

@@ -1,4 +1,4 @@
-"""Read timeouts and the connection cap on both ports (sidecar/connwatch.py).
+"""Read timeouts and the connection cap on both ports (sidecar/serve/connwatch.py).
 
 200 connections trickling headers or bodies stayed open for 30 s on each port. The unit tests move
 the watch's clock by hand; the live test only waits for the server to drop what it must drop."""
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.connwatch import READ_SECONDS, ConnectionWatch
+from sidecar.serve.connwatch import READ_SECONDS, ConnectionWatch
 from tests.serverproc import Sidecar, start_sidecar
 
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult
 
-from sidecar.app import VaultIndex
-from sidecar.cli import main
-from sidecar.context import NO_ANSWER_CHARS, context_answer, format_context
+from sidecar.adapters.mcp.server import build_mcp
+from sidecar.commands.cli import main
+from sidecar.core import VaultIndex
 from sidecar.errors import IndexNotReady
-from sidecar.mcp_server import build_mcp
+from sidecar.retrieve.context import NO_ANSWER_CHARS, context_answer, format_context
 from tests.conftest import open_index
 
 NOTE = """# Plugins for learning

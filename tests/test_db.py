@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.db import SCHEMA_VERSION, connect
+from sidecar.store.db import SCHEMA_VERSION, connect
 from tests.conftest import DEMO_VAULT
 
 PROBE = """
 import json, sys
 from pathlib import Path
-from sidecar.app import VaultIndex
+from sidecar.core import VaultIndex
 from sidecar.config import Settings
 index = VaultIndex(Settings(vault=Path(sys.argv[1]), index_dir=Path(sys.argv[2]), sqlite_driver=sys.argv[3]))
 index.index()
@@ -68,7 +68,7 @@ def test_every_driver_indexes_and_searches_the_demo_vault(tmp_path: Path, driver
 
 def test_a_second_sqlite_library_in_one_process_runs_without_the_extension(tmp_path: Path) -> None:
     script = (
-        "from sidecar.db import connect\n"
+        "from sidecar.store.db import connect\n"
         f"a = connect({str(tmp_path / 'a.db')!r}, prefer='sqlean')[1]\n"
         f"b = connect({str(tmp_path / 'b.db')!r}, prefer='apsw')[1]\n"
         "print(bool(a.vec_version), bool(b.vec_version))\n"
@@ -104,7 +104,7 @@ def test_without_sqlite_vec_the_chain_opens_the_file_with_one_library(tmp_path: 
         "import sys\n"
         "sys.modules['sqlite_vec'] = None  # a platform without a sqlite-vec wheel\n"
         "from pathlib import Path\n"
-        "from sidecar.db import connect\n"
+        "from sidecar.store.db import connect\n"
         "path = Path(sys.argv[1])\n"
         "connect(path)[0].close()\n"
         "writer, backend = connect(path)\n"

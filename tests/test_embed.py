@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from sidecar.embed import COMPOSITE_FILE, DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
+from sidecar.ingest.embed import COMPOSITE_FILE, DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
 
 MODELS = DEFAULT_MODEL_DIR.parent
 ENGLISH = MODELS / "minilm-l6-m2v-256-int8"  # the shipped parts of the default, each a Model2Vec folder
@@ -211,7 +211,7 @@ def test_hub_id_loads_from_the_local_hub_cache(embedder: Embedder, tmp_path: Pat
     snapshot = tmp_path / "hub" / "models--example-owner--cached-model" / "snapshots" / "0123abc"
     shutil.copytree(ENGLISH, snapshot)
     script = (
-        "from sidecar.embed import Embedder\n"
+        "from sidecar.ingest.embed import Embedder\n"
         "m = Embedder.load('example-owner/cached-model')\n"
         "print(m.name, m.dim, m.fingerprint)\n"
     )

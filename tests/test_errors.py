@@ -49,6 +49,6 @@ def test_a_kind_the_protocol_does_not_list_fails_unless_it_sets_its_code() -> No
 def test_no_error_code_is_written_as_a_literal_in_the_sidecar() -> None:
     generated = Path(protocol_types.__file__).name
     literal = re.compile(r"-32\d{3}")
-    offenders = [f"{path.name}:{n}" for path in Path(errors.__file__).parent.glob("*.py") if path.name != generated
+    offenders = [f"{path.name}:{n}" for path in Path(errors.__file__).parent.rglob("*.py") if path.name != generated
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if literal.search(line)]
     assert offenders == []

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar import evaluate
-from sidecar.app import VaultIndex
+from sidecar.core import VaultIndex
+from sidecar.report import evaluate
 from tests.conftest import ROOT
 
 QUERIES = ROOT / "examples" / "demo-vault.queries.json"
@@ -52,7 +52,7 @@ def test_link_prediction_finds_real_links(demo_index: VaultIndex) -> None:
 
 
 def test_eval_command_prints_the_table(tmp_path: Path) -> None:
-    from sidecar.cli import main
+    from sidecar.commands.cli import main
 
     assert main(["eval", "--vault", str(ROOT / "examples" / "demo-vault"), "--index", str(tmp_path),
                  "--queries", str(QUERIES), "--sample", "10"]) == 0
@@ -61,7 +61,7 @@ def test_eval_command_prints_the_table(tmp_path: Path) -> None:
 def test_calibrate_report_prints_the_band_confusion_matrix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from sidecar.cli import main
+    from sidecar.commands.cli import main
 
     assert main(["calibrate", "--vault", str(ROOT / "examples" / "demo-vault"), "--index", str(tmp_path),
                  "--report", str(QUERIES), "--json"]) == 0
@@ -83,7 +83,7 @@ def test_json_lines_query_files_load_as_the_shared_sets_write_them(tmp_path: Pat
 
 
 def test_automatic_bands_are_measured_again_for_another_model(tmp_path: Path) -> None:
-    from sidecar.calibrate import needs_auto_calibration
+    from sidecar.report.calibrate import needs_auto_calibration
     from tests.conftest import open_index
 
     index = open_index(ROOT / "examples" / "demo-vault", tmp_path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar.evidence import query_evidence
-from sidecar.fuse import Thresholds, band_for, confidence, query_weights, rrf
+from sidecar.rank.evidence import query_evidence
+from sidecar.rank.fuse import Thresholds, band_for, confidence, query_weights, rrf
 
 
 def test_rrf_sums_reciprocal_ranks() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from sidecar.gate import ANSWER_SLOTS, ReadGate
+from sidecar.serve.gate import ANSWER_SLOTS, ReadGate
 
 
 class Probe:

@@ -13,17 +13,17 @@ import pytest
 from jsonschema import Draft7Validator
 
 from build_tasks import protocol
-from sidecar import health
-from sidecar.app import VaultIndex
-from sidecar.cli import main
-from sidecar.redact import redact
+from sidecar.commands.cli import main
+from sidecar.core import VaultIndex
+from sidecar.ingest.redact import redact
+from sidecar.report import health, health_pages
 from tests import demo_facts
 from tests.conftest import DEMO_VAULT, open_index
 
 
 @pytest.fixture(scope="module")
 def report(demo_index: VaultIndex) -> dict[str, Any]:
-    return health.build_health(demo_index, details=True)  # + machine-readable fields: exact checks
+    return health_pages.build_health(demo_index, details=True)  # + machine-readable fields: exact checks
 
 
 def section(report: dict[str, Any], section_id: str) -> list[dict[str, Any]]:
@@ -135,7 +135,7 @@ def test_orphans_and_dead_ends_get_link_suggestions(report: dict[str, Any]) -> N
 
 def test_suggestions_stop_after_the_first_items_but_every_item_is_listed(demo_index: VaultIndex,
                                                                           report: dict[str, Any]) -> None:
-    bounded = health.build_health(demo_index, ["orphans", "dead_ends", "unresolved_links"], details=True,
+    bounded = health_pages.build_health(demo_index, ["orphans", "dead_ends", "unresolved_links"], details=True,
                                   suggest_items=1)
     beyond_the_first = 0
     for sid in ("orphans", "dead_ends", "unresolved_links"):
@@ -241,7 +241,7 @@ def test_coverage_stale_skipped_excluded_and_alias_links(demo_copy: Path, tmp_pa
         (demo_copy / "Home.md").write_text("# Home\n\nRewritten since the index.\n", encoding="utf-8")
         (demo_copy / "Reading" / "Quotes.md").unlink()
         (demo_copy / "Later.md").write_text("Not indexed yet.\n", encoding="utf-8")
-        result = health.build_health(index, ["excluded_links", "skipped", "stale", "lexical_only", "unresolved_links"],
+        result = health_pages.build_health(index, ["excluded_links", "skipped", "stale", "lexical_only", "unresolved_links"],
                                      details=True)
     finally:
         index.close()
@@ -270,7 +270,7 @@ def test_without_a_model_or_notes(demo_copy: Path, tmp_path: Path) -> None:
     try:
         assert index.health()["summary"]["notes"] == 0  # never indexed: an empty report, no error
         index.index()
-        result = health.build_health(index, details=True)
+        result = health_pages.build_health(index, details=True)
         chunks = int(str(index.status()["chunks"]))
     finally:
         index.close()

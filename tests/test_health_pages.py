@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from sidecar import health, health_cache
-from sidecar.app import VaultIndex
+from sidecar.core import VaultIndex
 from sidecar.errors import InvalidParams
-from sidecar.health_cache import current_findings
+from sidecar.report import health, health_cache, health_pages
+from sidecar.report.health_cache import current_findings
 from tests.conftest import open_index
 
 
@@ -38,7 +38,7 @@ def every_page(index: VaultIndex, section: str, limit: int) -> list[dict[str, An
 
 
 def test_pages_add_up_to_the_full_report(live: VaultIndex) -> None:
-    report = health.build_health(live)
+    report = health_pages.build_health(live)
     summary = live.health_summary()
     assert summary["summary"] == report["summary"]
     counts = {s["id"]: s["count"] for s in summary["sections"]}

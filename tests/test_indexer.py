@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.app import VaultIndex
 from sidecar.config import Settings
-from sidecar.db import SCHEMA_VERSION
-from sidecar.indexer import Progress
-from sidecar.redact import redact
+from sidecar.core import VaultIndex
+from sidecar.ingest.redact import redact
+from sidecar.store.db import SCHEMA_VERSION
+from sidecar.store.indexer import Progress
 from tests import demo_facts
 from tests.conftest import DEMO_VAULT, WriteNote, open_index
 
@@ -214,7 +214,7 @@ def test_without_a_model_search_is_lexical_and_says_so(tmp_path: Path) -> None:
 
 
 def test_a_different_model_reembeds_everything(tmp_path: Path) -> None:
-    from sidecar.embed import DEFAULT_MODEL_DIR
+    from sidecar.ingest.embed import DEFAULT_MODEL_DIR
 
     other = tmp_path / "other-model"
     shutil.copytree(DEFAULT_MODEL_DIR.parent / "minilm-l6-m2v-256-int8", other)  # one part of the default pair
@@ -288,7 +288,7 @@ def test_a_full_rebuild_never_shows_a_half_empty_index(tmp_path: Path) -> None:
 
 
 def test_a_run_that_changes_nothing_keeps_the_generation(demo_index: VaultIndex) -> None:
-    from sidecar.snapshot import current_generation
+    from sidecar.retrieve.snapshot import current_generation
 
     demo_index.index()
     before = current_generation(demo_index.reader())

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from sidecar.commands.init import InitStopped, pick_vault
+from sidecar.commands.vaults import KnownVault, config_dirs, known_vaults
 from sidecar.config import OBSIDIAN_CONFIG_ENV as CONFIG_ENV
-from sidecar.init import InitStopped, pick_vault
-from sidecar.vaults import KnownVault, config_dirs, known_vaults
 from tests.test_ports import small_vault
 
 HOME = Path("/home/me")

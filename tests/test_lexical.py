@@ -1,7 +1,7 @@
 import pytest
 
-from sidecar.cjk import cjk_tokens
-from sidecar.lexical import build_query, make_snippet
+from sidecar.ingest.cjk import cjk_tokens
+from sidecar.retrieve.lexical import build_query, make_snippet
 
 HOSTILE = [
     'unbalanced "quote', '"', '""', "NEAR(a b)", "a AND OR NOT b", "-minus", "col:value", "star*", "(((", ")",

@@ -1,4 +1,4 @@
-from sidecar.linkres import PathIndex
+from sidecar.ingest.linkres import PathIndex
 
 PATHS = [
     "Home.md",

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sidecar.app import VaultIndex
-from sidecar.snapshot import HEADROOM_SHARE, NoteChanges, Snapshot, _appended, follow_changes, load_snapshot
-from sidecar.vault import Vault
+from sidecar.core import VaultIndex
+from sidecar.ingest.vault import Vault
+from sidecar.retrieve.snapshot import HEADROOM_SHARE, NoteChanges, Snapshot, _appended, follow_changes, load_snapshot
 from tests.conftest import open_index
 from tests.test_boilerplate import FOOTER
 
@@ -68,7 +68,7 @@ def test_every_kind_of_change_leaves_the_snapshot_as_a_fresh_load(index: VaultIn
         loads += 1
         return real_load(*args, **kwargs)  # type: ignore[arg-type]
 
-    import sidecar.snapshot as snapshot_module
+    import sidecar.retrieve.snapshot as snapshot_module
     snapshot_module.load_snapshot = counting  # type: ignore[assignment]
     try:
         steps: list[tuple[str, list[str]]] = []
@@ -121,7 +121,7 @@ def test_a_search_on_an_older_snapshot_is_unaffected_by_later_rows(index: VaultI
 
 
 def _snapshot_with(n: int, dim: int, room: int, dead: int = 0) -> Snapshot:
-    from sidecar.graph import Graph
+    from sidecar.retrieve.graph import Graph
 
     buffer = np.zeros((n + room, dim), dtype=np.float32)
     buffer[:n] = np.eye(n, dim, dtype=np.float32)

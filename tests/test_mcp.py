@@ -28,10 +28,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
-from sidecar.app import VaultIndex
+from sidecar.adapters.mcp.server import McpReady, build_mcp, mcp_http_app, serve_mcp_http
 from sidecar.config import Settings
-from sidecar.context import format_context
-from sidecar.mcp_server import McpReady, build_mcp, mcp_http_app, serve_mcp_http
+from sidecar.core import VaultIndex
+from sidecar.retrieve.context import format_context
 
 TOOLS = {"search", "get_context", "read_note", "list_notes", "related_notes", "note_links", "vault_health",
          "index_status", "vault_overview"}
@@ -580,7 +580,7 @@ async def test_a_cursor_from_another_question_is_refused(vault: Vault) -> None:
 
 
 def test_mcp_config_writes_absolute_paths(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sidecar.mcp_config import client_config
+    from sidecar.serve.mcp_config import client_config
 
     monkeypatch.chdir(vault.index_dir.parent)
     config = client_config(Settings(vault=vault.root, index_dir=Path("index")), 8765, "t" * 32)
@@ -590,7 +590,7 @@ def test_mcp_config_writes_absolute_paths(vault: Vault, monkeypatch: pytest.Monk
 
 
 def test_a_short_mcp_token_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sidecar.tokens import mcp_token
+    from sidecar.serve.tokens import mcp_token
 
     monkeypatch.setenv("SIDECAR_MCP_TOKEN", "x")
     with pytest.raises(ValueError, match="1 character"):
@@ -600,7 +600,7 @@ def test_a_short_mcp_token_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_overview_recognises_date_conventions() -> None:
-    from sidecar.overview import NoteRow, daily_notes, date_format
+    from sidecar.report.overview import NoteRow, daily_notes, date_format
 
     assert [date_format(s) for s in ("2024-05-01", "2024-05-01 Wednesday", "20240501", "2024-W05", "Alpha")] == [
         "YYYY-MM-DD", "YYYY-MM-DD", "YYYYMMDD", "YYYY-[W]ww", None]

@@ -25,7 +25,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
 
 from build_tasks import protocol
-from sidecar.writes import edit_record
+from sidecar.write.writes import edit_record
 from tests.serverproc import Sidecar, start_sidecar
 from tests.test_mcp import ESCAPES, error_of, http_session, stdio_params, structured
 

@@ -28,8 +28,8 @@ from mcp.client.session import ClientSession, IncomingMessage
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from sidecar.app import VaultIndex
 from sidecar.config import Settings
+from sidecar.core import VaultIndex
 from tests.test_mcp import INSPECTOR, http_session, inspector_npx, running_server, stdio_params
 from tests.test_mcp_agents import subprocess_index
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.app import VaultIndex
+from sidecar.core import VaultIndex
 from tests.conftest import open_index
 
 NOTES = {
@@ -91,7 +91,7 @@ def test_an_index_of_the_previous_schema_is_rebuilt(tmp_path: Path) -> None:
 
 
 def test_calibration_samples_cjk_sentences_too() -> None:
-    from sidecar.calibrate import OFF_TOPIC, _pieces
+    from sidecar.report.calibrate import OFF_TOPIC, _pieces
 
     assert _pieces("客户在购买后三十天内可以申请退款") == ["客户", "在购", "买后", "三十", "天内", "可以", "申请", "退款"]
     assert _pieces("customers may ask for a refund") == ["customers", "may", "ask", "for", "a", "refund"]

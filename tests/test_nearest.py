@@ -8,10 +8,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import sidecar.snapshot as snapshot_module
-from sidecar.app import VaultIndex
-from sidecar.graph import Graph
-from sidecar.snapshot import FirstPass, Snapshot
+import sidecar.retrieve.snapshot as snapshot_module
+from sidecar.core import VaultIndex
+from sidecar.retrieve.graph import Graph
+from sidecar.retrieve.snapshot import FirstPass, Snapshot
 from tests.test_live_index import NOTES, index  # noqa: F401  (the fixture)
 
 ROWS, DIM, K = 6000, 64, 40

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar.notes_api import find_section, heading_paths
-from sidecar.parse import parse_note
+from sidecar.ingest.parse import parse_note
+from sidecar.retrieve.note_reads import find_section, heading_paths
 from tests.conftest import open_index
 
 NOTE = """---

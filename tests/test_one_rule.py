@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sidecar.app import VaultIndex
-from sidecar.fuse import Thresholds, band_for, related_band, threshold_band
-from sidecar.health import suggestion_scores
-from sidecar.related import RelatedWeights, related_score
+from sidecar.core import VaultIndex
+from sidecar.rank.fuse import Thresholds, band_for, related_band, threshold_band
+from sidecar.report.health import suggestion_scores
+from sidecar.retrieve.related import RelatedWeights, related_score
 
 SIDECAR = Path(__file__).resolve().parent.parent / "sidecar"
 
 
 def _modules() -> list[tuple[str, ast.Module]]:
-    return [(p.name, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(SIDECAR.rglob("*.py"))]
+    return [(p.relative_to(SIDECAR).as_posix(), ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(SIDECAR.rglob("*.py"))]
 
 
 def test_only_fuse_compares_scores_with_the_band_thresholds() -> None:
@@ -26,7 +26,7 @@ def test_only_fuse_compares_scores_with_the_band_thresholds() -> None:
     found = []
     for name, tree in _modules():
         for node in ast.walk(tree):
-            if name != "fuse.py" and isinstance(node, ast.Compare) and any(
+            if name != "rank/fuse.py" and isinstance(node, ast.Compare) and any(
                     isinstance(side, ast.Attribute) and side.attr in ("high", "low")
                     for side in (node.left, *node.comparators)):
                 found.append(f"{name}:{node.lineno}")
@@ -70,7 +70,8 @@ def test_related_ranks_by_related_score(demo_index: VaultIndex) -> None:
         assert r["score"] == pytest.approx(expected, abs=1e-3)
 
 
-ADAPTERS = ("cli.py", "rpc.py", "server.py", "mcp_server.py", "mcp_subscribe.py", "mcp_writes.py")
+ADAPTERS = ("commands/cli.py", "commands/server.py", "adapters/rpc.py", "adapters/mcp/server.py", "adapters/mcp/tools.py",
+            "adapters/mcp/subscribe.py", "adapters/mcp/writes.py")
 
 
 def test_nothing_reaches_through_the_core() -> None:
@@ -78,7 +79,7 @@ def test_nothing_reaches_through_the_core() -> None:
     `core.building`, and no adapter opens the core's read connection to hand to a report."""
     found = []
     for name, tree in _modules():
-        if name == "app.py":
+        if name == "core.py":
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and \
@@ -100,7 +101,7 @@ def _is_self(node: ast.expr) -> bool:
 
 def test_only_the_parser_recognises_headings() -> None:
     """A second heading regex (read_note had one) misses the parser's fences and front matter."""
-    found = [f"{name}:{node.lineno}" for name, tree in _modules() if name != "parse.py" for node in ast.walk(tree)
+    found = [f"{name}:{node.lineno}" for name, tree in _modules() if name != "ingest/parse.py" for node in ast.walk(tree)
              if isinstance(node, ast.Constant) and isinstance(node.value, str) and "#{1," in node.value]
     assert found == []
 

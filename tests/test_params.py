@@ -1,4 +1,4 @@
-"""sidecar/params.py: every request checked against the protocol's params schema, failures named."""
+"""sidecar/serve/params.py: every request checked against the protocol's params schema, failures named."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from sidecar.adapters.mcp.tools import MAX_SINCE, parse_since
 from sidecar.errors import InvalidParams
-from sidecar.mcp_server import MAX_SINCE, parse_since
-from sidecar.params import check_params
 from sidecar.protocol_types import PARAMS_SCHEMAS
+from sidecar.serve.params import check_params
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from sidecar.ingest.parse import MAX_ITEMS, find_fences, parse_note
 from sidecar.notes import Heading, Link, ParsedNote
-from sidecar.parse import MAX_ITEMS, find_fences, parse_note
 
 
 def links(text: str, path: str = "Note.md") -> list[tuple[str, str | None, str | None, str, int]]:
@@ -654,7 +654,7 @@ def test_twenty_megabyte_file() -> None:
 
 def test_a_long_heading_and_title_are_bounded() -> None:
     """One 1.9 MB heading was stored again with every section: 2.27 GB of index for a 1.9 MB note."""
-    from sidecar.parse import MAX_HEADING_CHARS, bounded_text
+    from sidecar.ingest.parse import MAX_HEADING_CHARS, bounded_text
 
     note = parse_note("h.md", "---\ntitle: " + "t " * 50_000 + "\n---\n# " + "word " * 380_000 + "\n\nbody\n## "
                       + "x" * 100_000 + "\n")

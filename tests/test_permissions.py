@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.app import VaultIndex
 from sidecar.config import Settings
-from sidecar.tokens import rpc_token
+from sidecar.core import VaultIndex
+from sidecar.serve.tokens import rpc_token
 
 
 def mode(path: Path) -> int:

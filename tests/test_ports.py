@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.ports import STATE_FILE, listening, running_state, start_with_fallback
+from sidecar.serve.ports import STATE_FILE, listening, running_state, start_with_fallback
 from tests.serverproc import Sidecar, start_sidecar
 
 NOTES = {

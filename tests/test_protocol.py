@@ -239,7 +239,7 @@ def test_mcp_limits_stay_within_the_protocols(doc: dict[str, Any], tool: str, me
 
     from pydantic import TypeAdapter
 
-    from sidecar.mcp_server import VaultTools
+    from sidecar.adapters.mcp.tools import VaultTools
 
     mcp = TypeAdapter(get_type_hints(getattr(VaultTools, tool), include_extras=True)["limit"]).json_schema()
     rpc = proto.params_schema(method, doc)["properties"]["limit"]
@@ -287,7 +287,7 @@ def test_mcp_models_project_only_fields_the_protocol_has(doc: dict[str, Any]) ->
 
 
 def test_generated_mcp_models_keep_the_published_shape() -> None:
-    from sidecar.mcp_outputs import RelatedOut, SearchOut
+    from sidecar.adapters.mcp.outputs import RelatedOut, SearchOut
 
     search = SearchOut.model_json_schema()
     assert list(search["properties"]) == ["next_cursor", "mode", "band", "caveat", "index_building", "results"]
@@ -297,7 +297,7 @@ def test_generated_mcp_models_keep_the_published_shape() -> None:
     related = RelatedOut.model_json_schema()
     assert related["$defs"]["RelatedNote"]["properties"]["band"]["enum"] == ["high", "medium", "low"]
     assert related["properties"]["source_path"] == {"title": "Source Path", "type": "string"}
-    from sidecar.mcp_outputs import HealthOut, LinksOut
+    from sidecar.adapters.mcp.outputs import HealthOut, LinksOut
 
     section = HealthOut.model_json_schema()["$defs"]["HealthSection"]["properties"]["count"]
     assert section == {"description": "Findings in all; `items` shows the first few.", "title": "Count", "type": "integer"}

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from sidecar.app import VaultIndex
-from sidecar.search import Candidates, Ranking, fuse_legs
+from sidecar.core import VaultIndex
+from sidecar.retrieve.search import Candidates, Ranking, fuse_legs
 from tests.conftest import open_index
 
 TOPICS = ["chess games move by move", "dice tables", "kanban boards", "tarot spreads", "music scores", "recipe scaling",

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from sidecar.ingest.redact import KINDS, redact
 from sidecar.notes import Finding
-from sidecar.redact import KINDS, redact
 
 LOWER = string.ascii_lowercase
 UPPER = string.ascii_uppercase
@@ -580,9 +580,9 @@ def test_the_redaction_stage_reads_no_file() -> None:
     fingerprint, which still moves with any change to the module's code)."""
     from pathlib import Path
 
-    from sidecar import redact as module
-    from sidecar.app import redaction_rules
-    from sidecar.redact import rules_fingerprint
+    from sidecar.core import redaction_rules
+    from sidecar.ingest import redact as module
+    from sidecar.ingest.redact import rules_fingerprint
 
     source = Path(module.__file__).read_bytes()
     tree = ast.parse(source)

@@ -13,8 +13,8 @@ import pytest
 from jsonschema import Draft7Validator
 
 from build_tasks import protocol
-from sidecar.health import to_markdown
-from sidecar.rpc import build_methods
+from sidecar.adapters.rpc import build_methods
+from sidecar.report.health import to_markdown
 from tests.conftest import DEMO_VAULT
 from tests.serverproc import Sidecar, start_sidecar
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sidecar.app import VaultIndex
+from sidecar.core import VaultIndex
 from sidecar.errors import InvalidParams, NotFound
-from sidecar.vectors import dequantize, quantize
+from sidecar.store.vectors import dequantize, quantize
 from tests import demo_facts
 from tests.conftest import DEMO_VAULT, WriteNote, open_index
 from tests.test_lexical import HOSTILE
@@ -196,7 +196,7 @@ def test_the_note_with_every_word_wins_in_every_mode(tmp_path: Path) -> None:
 
 
 def test_incremental_snapshot_equals_a_full_reload(tmp_path: Path) -> None:
-    from sidecar.snapshot import load_snapshot
+    from sidecar.retrieve.snapshot import load_snapshot
 
     vault = tmp_path / "vault"
     shutil.copytree(DEMO_VAULT, vault)

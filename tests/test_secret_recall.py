@@ -4,7 +4,7 @@ look-alike lines."""
 
 from __future__ import annotations
 
-from sidecar.redact import redact
+from sidecar.ingest.redact import redact
 from tests.secret_corpus import lookalikes, secrets_corpus
 
 

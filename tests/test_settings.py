@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from build_tasks.settings import PAGE, spliced
-from sidecar.cli import build_parser, settings_from
+from sidecar.commands.cli import build_parser, settings_from
 from sidecar.config import SETTING, SETTINGS, Setting, Settings, environment, from_env, settings_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,8 +129,8 @@ def test_a_bad_flag_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_defaults_elsewhere_are_read_from_the_declarations() -> None:
     """A literal default in a signature would drift from config.py: chunk and vault read Settings."""
-    from sidecar.chunk import chunk_note
-    from sidecar.vault import Vault
+    from sidecar.ingest.chunk import chunk_note
+    from sidecar.ingest.vault import Vault
 
     assert chunk_note.__defaults__ is not None and chunk_note.__defaults__[0] == Settings.chunk_chars
     assert Vault.__init__.__defaults__ == ((), Settings.max_file_bytes, Settings.allow_hardlinks)
@@ -140,7 +140,7 @@ def test_defaults_elsewhere_are_read_from_the_declarations() -> None:
 ENVIRON_USERS = {
     "config.py": "env_text: the one read",
     "__init__.py": "sets the BLAS thread variables before numpy loads (a write, not a read)",
-    "vaults.py": "config_dirs takes the environment as an argument, so tests pass their own",
+    "commands/vaults.py": "config_dirs takes the environment as an argument, so tests pass their own",
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.vault import UnreadableNote, Vault, decode_note, read_small_file
+from sidecar.ingest.vault import UnreadableNote, Vault, decode_note, read_small_file
 
 
 @pytest.fixture()

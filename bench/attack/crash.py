@@ -32,8 +32,8 @@ from common import ROOT, Result, run_sidecar, say, sidecar_cmd, table, workdir, 
 sys.path.insert(0, str(ROOT / "bench"))
 from generate_vault import generate
 
-from sidecar.db import connect
-from sidecar.vectors import BLOB_TABLE, VEC0_TABLE
+from sidecar.store.db import connect
+from sidecar.store.vectors import BLOB_TABLE, VEC0_TABLE
 
 State = dict[str, Any]
 

@@ -160,8 +160,8 @@ def check_trickle(live: Live, result: Result, rows: list[list[Any]], count: int)
 
 
 def check_links_after_stop(root: Path, index_dir: Path, result: Result, rows: list[list[Any]]) -> None:
-    from sidecar.app import VaultIndex  # noqa: PLC0415
     from sidecar.config import Settings  # noqa: PLC0415
+    from sidecar.core import VaultIndex  # noqa: PLC0415
 
     core = VaultIndex(Settings(vault=root, index_dir=index_dir, notes_per_transaction=5), load_model=False)
     try:

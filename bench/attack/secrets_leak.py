@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import EVAL_VAULTS, ROOT, Live, Result, run_sidecar, say, table, workdir, write_json
 
-from sidecar.redact import KINDS, redact
+from sidecar.ingest.redact import KINDS, redact
 from tests.test_redact import _samples
 
 WORDS = ["alpha", "beta", "gamma", "delta", "notes", "meeting", "project", "review", "deploy", "release", "plan", "summary", "draft", "idea"]
@@ -254,9 +254,9 @@ def answers(live: Live, items: list[dict[str, Any]], sample: int, rng: random.Ra
 # ---- 4. rule change -------------------------------------------------------------------------------
 PATCH = """
 import re, sys
-import sidecar.redact as r
+import sidecar.ingest.redact as r
 r._RULES = r._RULES + (r._Rule("generic_secret", 95, re.compile(r"ACME-[A-Za-z0-9]{32}"), lambda m: m.span()),)
-from sidecar.cli import main
+from sidecar.commands.cli import main
 raise SystemExit(main(sys.argv[1:]))
 """
 

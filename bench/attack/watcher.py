@@ -27,9 +27,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, Live, Result, percentile, say, table, workdir, write_json
 
-from sidecar.db import connect
-from sidecar.indexer import content_digest
-from sidecar.vault import UnreadableNote, decode_note
+from sidecar.ingest.vault import UnreadableNote, decode_note
+from sidecar.store.db import connect
+from sidecar.store.indexer import content_digest
 
 DEBOUNCE_S = 0.2
 

@@ -257,7 +257,9 @@ describe("the plugin against the real sidecar", () => {
     expect(status.notes).toBeGreaterThan(50);
     const response = await after.call("search", { query: "sourdough starter", limit: 3 });
     checkSearchShape(response, rs.vault);
-    expect(response.results[0]?.path).toBe("Cooking/Sourdough Bread.md");
+    // The index answers as before the kill (the ranking itself is the evaluation's business: with the
+    // section bonus off, the Kombucha note written above, "next to the [[Sourdough Bread]] starter", can come first).
+    expect(response.results.map((r) => r.path)).toContain("Cooking/Sourdough Bread.md");
   }, 180_000);
 
   it("stops cleanly: no sidecar process is left", async () => {

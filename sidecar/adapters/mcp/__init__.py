@@ -1,0 +1,1 @@
+"""The MCP adapter: tools, resources and prompts over the official SDK, HTTP and stdio."""

@@ -1,0 +1,3 @@
+"""Rank: pure functions over candidates (RRF fusion, leg weights, confidence, bands, query evidence).
+
+No I/O. May import only the kernel."""

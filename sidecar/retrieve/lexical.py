@@ -1,0 +1,169 @@
+"""User text -> a safe FTS5 MATCH expression, and snippets with the matched terms marked. Pure.
+
+Every user term is emitted as a quoted FTS5 string, so operators (AND, NEAR, -, :, *, parens)
+in the text are only words, never syntax: any input is a valid query and none is an injection.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from sidecar.ingest.cjk import bigrams, split_cjk_runs, unigrams
+
+WORD = re.compile(r"\w+", re.UNICODE)
+PHRASE = re.compile(r'"([^"]+)"')
+SPACES = re.compile(r"\s+")
+# Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
+MAX_TERMS = 32  # a CJK sentence of 30 characters is 29 bigrams
+# Function words match nearly every section: they add nothing to BM25's ranking but make FTS5 score
+# every row (45 ms instead of 1 ms at 50k sections). Dropped unless the query has nothing else.
+STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "o", "os", "as", "um", "uma", "uns", "umas", "de", "do", "da", "dos", "das", "no", "na", "nos", "nas", "em", "por", "para", "com", "sem", "que", "se", "e", "ou", "mas", "como", "mais", "muito", "meu", "minha", "seu", "sua", "ao", "aos", "à", "às", "é", "era", "foi", "ser", "são", "está", "estão", "isso", "isto", "esse", "essa", "este", "esta", "ele", "ela", "eles", "elas", "eu", "nós", "você", "vocês", "lhe", "já", "não", "sim", "também", "quando", "onde", "qual", "quais", "porque"])
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalQuery:
+    match: str | None  # FTS5 MATCH expression (any term), None when the text has no searchable term
+    terms: tuple[str, ...]  # lower-cased words and CJK bigrams, for snippets and coverage
+    parts: tuple[str, ...] = ()  # the quoted FTS5 terms and phrases
+    fallback: str | None = None  # single CJK characters, OR-ed: tried when no bigram matches
+
+    @property
+    def match_all(self) -> str | None:
+        """Every term required: an intersection of posting lists, fast even when each term is common."""
+        return " AND ".join(self.parts) if self.parts else None
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _cjk_term(gram: str) -> str:
+    return "cjk : " + _quote(gram)
+
+
+def _cjk_phrase(run: str) -> str:
+    """The run as consecutive bigrams: an exact substring."""
+    return "cjk : " + _quote(" ".join(bigrams(run)))
+
+
+def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True) -> LexicalQuery:
+    """Quoted phrases stay phrases; other words are OR-ed (BM25 ranks notes with more of them first).
+    A run of an unspaced script (CJK, Thai...) becomes its bigrams, each a term of the OR.
+    Search-as-you-type drops function words and takes the last word as a prefix; a submitted
+    question keeps its words (`prefix_last=False, drop_stopwords=False`)."""
+    parts: list[str] = []
+    terms: list[str] = []
+    singles: list[str] = []
+    phrases = PHRASE.findall(text)
+    rest = PHRASE.sub(" ", text)
+    for phrase in phrases:
+        for is_cjk, piece in split_cjk_runs(phrase):
+            words = [piece] if is_cjk else WORD.findall(piece)
+            if not words:
+                continue
+            parts.append(_cjk_phrase(piece) if is_cjk else _quote(" ".join(words)))
+            terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
+    tokens = [tok for tok in rest.split() if WORD.search(tok)]
+    content = [tok for tok in tokens if tok.lower().strip(".,;:!?()[]{}'\"") not in STOPWORDS]
+    function_words = set(tokens) - set(content)
+    if drop_stopwords and (content or phrases):
+        tokens = content
+    for i, token in enumerate(tokens):
+        for is_cjk, piece in split_cjk_runs(token):
+            if is_cjk:
+                grams = bigrams(piece)
+                parts += [_cjk_term(g) for g in grams]
+                terms += grams
+                singles += unigrams(piece)
+                continue
+            words = WORD.findall(piece)
+            if not words:
+                continue
+            if not (content and token in function_words):  # a function word is searched, never a term to mark
+                terms += [w.lower() for w in words]
+            last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
+            if last and len(words) == 1 and len(words[0]) >= 2:
+                parts.append(_quote(words[0]) + " *")  # the word being typed
+            else:
+                parts.append(_quote(" ".join(words)))
+    parts = list(dict.fromkeys(parts))[:MAX_TERMS]
+    fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
+    return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback)
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    text: str
+    highlights: tuple[tuple[int, int], ...]  # code-point offsets into text
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_start(term: str) -> re.Pattern[str]:
+    return re.compile(r"\b" + re.escape(term))
+
+
+def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
+    lowered = text.lower()
+    spans: list[tuple[int, int]] = []
+    for term in terms:
+        if not term:
+            continue
+        if not term.isascii() or not term.isalnum():
+            start = lowered.find(term)
+            while start != -1 and len(spans) < 200:
+                spans.append((start, start + len(term)))
+                start = lowered.find(term, start + len(term))
+            continue
+        if term not in lowered:
+            continue
+        # Words match at word starts, so "lock" marks "locked" (the stemmer matched it too).
+        for match in _word_start(term).finditer(lowered):
+            end = match.end()
+            while end < len(lowered) and lowered[end].isalnum():
+                end += 1
+            spans.append((match.start(), end))
+            if len(spans) >= 200:
+                break
+    return sorted(spans)
+
+
+def make_snippet(text: str, terms: tuple[str, ...], width: int = 220) -> Snippet:
+    """The window of `width` characters with the most matched terms, trimmed at word boundaries."""
+    flat = SPACES.sub(" ", text).strip()
+    spans = _term_spans(flat, terms)
+    if len(flat) <= width:
+        return Snippet(flat, tuple(_merge(spans)))
+    start = _best_window(spans, width) if spans else 0
+    start = max(0, flat.rfind(" ", 0, start) + 1) if start else 0
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        cut = flat.rfind(" ", start + width // 2, end)
+        end = cut if cut > 0 else end
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(flat) else ""
+    body = flat[start:end]
+    shifted = [(s - start + len(prefix), e - start + len(prefix)) for s, e in spans if s >= start and e <= end]
+    return Snippet(prefix + body + suffix, tuple(_merge(shifted)))
+
+
+def _best_window(spans: list[tuple[int, int]], width: int) -> int:
+    best_start, best_count, j = spans[0][0], 0, 0
+    for i, (s, _e) in enumerate(spans):
+        while spans[j][0] < s - width // 3:
+            j += 1
+        count = sum(1 for x in spans[i:] if x[1] <= s + width) + (i - j)
+        if count > best_count:
+            best_start, best_count = spans[j][0], count
+    return max(0, best_start - 30)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged

@@ -1,0 +1,125 @@
+"""Read-side questions about single notes: links, content, listings. Shared by every adapter.
+
+Paths from clients are untrusted: everything goes through Vault.confine(), and "outside the
+vault", "excluded" and "not indexed" raise the same NotFound.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from sidecar.errors import InvalidParams, NotFound
+from sidecar.ingest.parse import parse_note
+from sidecar.ingest.redact import redact
+from sidecar.ingest.vault import UnreadableNote, Vault
+from sidecar.protocol_types import Backlink, NoteLinksResponse, Outlink, UnresolvedLink
+
+
+def note_row(conn: sqlite3.Connection, path: str) -> tuple[int, str]:
+    row = conn.execute("SELECT id, title FROM notes WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        raise NotFound("no such note")
+    return int(row[0]), str(row[1])
+
+
+def note_links(conn: sqlite3.Connection, vault: Vault, path: str) -> NoteLinksResponse:
+    confined = vault.confine(path)
+    if confined is None:
+        raise NotFound("no such note")
+    note_id, title = note_row(conn, confined)
+    outlinks: list[Outlink] = [
+        {"target_raw": r[0], "path": r[1], "anchor": r[2], "kind": r[3], "line": r[4], "ambiguous": bool(r[5])}
+        for r in conn.execute(
+            "SELECT target_raw, target_path, anchor, kind, line, ambiguous FROM links WHERE source_id = ? ORDER BY line",
+            (note_id,))
+    ]
+    backlinks: list[Backlink] = [
+        {"path": r[0], "title": r[1], "line": r[2], "kind": r[3], "anchor": r[4]}
+        for r in conn.execute(
+            "SELECT n.path, n.title, l.line, l.kind, l.anchor FROM links l JOIN notes n ON n.id = l.source_id"
+            " WHERE l.target_id = ? AND l.source_id != ? ORDER BY n.path, l.line", (note_id, note_id))
+    ]
+    unresolved: list[UnresolvedLink] = [{"target_raw": o["target_raw"], "line": o["line"], "kind": o["kind"]} for o in outlinks if o["path"] is None]
+    return {"path": confined, "title": title, "outlinks": outlinks, "backlinks": backlinks, "unresolved": unresolved}
+
+
+def read_note(conn: sqlite3.Connection, vault: Vault, path: str, heading: str | None = None) -> dict[str, Any]:
+    """The note's current text from disk, redacted again on the way out, optionally one section
+    (`heading`: its text or its full heading path "A > B > C", as search returns it)."""
+    confined = vault.confine(path)
+    if confined is None:
+        raise NotFound("no such note")
+    _note_id, title = note_row(conn, confined)
+    try:
+        text = redact(vault.read_note(confined).text).text
+    except UnreadableNote as exc:
+        raise NotFound("no such note") from exc
+    start_line = 1
+    if heading:
+        found = find_section(confined, text, heading)
+        if found is None:
+            raise NotFound(f"no heading {heading!r} in this note")
+        heading, start_line, end_line = found
+        text = "\n".join(text.split("\n")[start_line - 1:end_line]).rstrip()
+    return {"path": confined, "title": title, "heading": heading, "start_line": start_line, "text": text,
+            "chars": len(text)}
+
+
+HEADING_SEPARATOR = " > "  # how search joins a heading path
+
+
+def _key(text: str) -> str:
+    return text.strip().lstrip("#").strip().casefold()
+
+
+def heading_paths(path: str, text: str) -> list[tuple[tuple[str, ...], int, int]]:
+    """Every heading as (its heading path, level, line), with the parser's rules (fences, front
+    matter), so the paths are the ones search returns."""
+    out: list[tuple[tuple[str, ...], int, int]] = []
+    stack: list[tuple[int, str]] = []
+    for h in parse_note(path, text).headings:
+        while stack and stack[-1][0] >= h.level:
+            stack.pop()
+        stack.append((h.level, h.text))
+        out.append((tuple(t for _, t in stack), h.level, h.line))
+    return out
+
+
+def find_section(path: str, text: str, wanted: str) -> tuple[str, int, int] | None:
+    """(full heading path, first line, last line) of the first section whose heading path ends with
+    `wanted` ("Deployment", "Alpha > Deployment"); the section runs to the next heading of its
+    level or higher."""
+    parts = [_key(p) for p in wanted.split(HEADING_SEPARATOR)]
+    whole = _key(wanted)
+    headings = heading_paths(path, text)
+    for i, (trail, level, line) in enumerate(headings):
+        keys = [_key(t) for t in trail]
+        if keys[-1] == whole or keys[-len(parts):] == parts:
+            end = next((ln - 1 for _t, lv, ln in headings[i + 1:] if lv <= level), text.count("\n") + 1)
+            return HEADING_SEPARATOR.join(trail), line, end
+    return None
+
+
+def list_notes(conn: sqlite3.Connection, folder: str | None = None, tag: str | None = None,
+               note_type: str | None = None, modified_since: float | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+    if not isinstance(limit, int) or not 1 <= limit <= 1000:
+        raise InvalidParams("limit must be an integer from 1 to 1000")
+    from sidecar.retrieve.search import Filters, allowed_notes  # noqa: PLC0415  (search imports the embedder)
+
+    fields = {"type": note_type} if note_type else {}
+    filters = Filters(folder=folder, tag=tag, fields=fields, modified_since=modified_since)
+    allowed = allowed_notes(conn, filters)
+    rows = conn.execute("SELECT id, path, title, mtime_ns, frontmatter FROM notes ORDER BY mtime_ns DESC").fetchall()
+    notes: list[dict[str, Any]] = []
+    total = 0
+    for note_id, path, title, mtime_ns, frontmatter in rows:
+        if allowed is not None and note_id not in allowed:
+            continue
+        total += 1
+        if offset < total <= offset + limit:
+            fm = json.loads(frontmatter)
+            notes.append({"path": path, "title": title, "modified": mtime_ns / 1e9,
+                          "type": fm.get("type") if isinstance(fm, dict) else None})
+    return {"notes": notes, "total": total, "truncated": total > offset + len(notes)}

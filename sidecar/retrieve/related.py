@@ -1,0 +1,307 @@
+"""Related notes for a saved note or an unsaved editor buffer (the pane that follows your writing).
+
+Signals: section-level semantic similarity (the section at the cursor counts most), backlinks,
+shared outgoing links (co-citation), shared tags. When a buffer is given it is the truth: its
+text, links and tags are used, not the stored copy.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import sqlite3
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from sidecar.errors import InvalidParams, NotFound
+from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
+from sidecar.ingest.boilerplate import template_key
+from sidecar.ingest.chunk import chunk_note
+from sidecar.ingest.embed import Embedder
+from sidecar.ingest.parse import parse_note
+from sidecar.ingest.redact import redact
+from sidecar.protocol_types import (
+    RELATED_LIMIT_DEFAULT,
+    RELATED_LIMIT_MAX,
+    RELATED_LIMIT_MIN,
+    Band,
+    RelatedNote,
+    RelatedReason,
+    RelatedResponse,
+)
+from sidecar.rank.fuse import Thresholds, related_band
+from sidecar.retrieve.lexical import make_snippet
+from sidecar.retrieve.snapshot import Snapshot
+from sidecar.store.rows import embed_text
+
+SEMANTIC_ROWS = 4000  # rows sorted after the similarity product (200 notes are kept)
+TAG_ONLY_CANDIDATES = 50  # below this many candidates, notes sharing only a tag are added too
+MAX_BUFFER_CHARS = 200_000  # a pasted book is not a note; keep the pane fast
+MAX_SOURCE_SECTIONS = 256  # a note of thousands of sections is compared through an even sample of them
+SECTION_BLOCK = 32
+
+
+def _bounded_sections(weights: np.ndarray) -> np.ndarray:
+    """Indices of the sections to compare: all of them up to MAX_SOURCE_SECTIONS, else the ones at the
+    cursor (highest weight) first and an evenly spaced sample of the rest."""
+    m = len(weights)
+    if m <= MAX_SOURCE_SECTIONS:
+        return np.arange(m)
+    first = np.flatnonzero(weights >= weights.max())
+    if len(first) >= MAX_SOURCE_SECTIONS:
+        return first[np.linspace(0, len(first) - 1, MAX_SOURCE_SECTIONS).astype(np.int64)]
+    rest = np.setdiff1d(np.arange(m), first)
+    sample = rest[np.linspace(0, len(rest) - 1, MAX_SOURCE_SECTIONS - len(first)).astype(np.int64)]
+    return np.sort(np.concatenate([first, sample]))
+
+
+@dataclass(frozen=True)
+class RelatedWeights:
+    semantic: float = 1.0
+    links_here: float = 1.0  # a note that links here is as strong a sign as a near-identical section (link prediction: obsidian-hub 0.00 -> 0.46)
+    shared_links: float = 0.12  # per shared target, up to 4
+    shared_tags: float = 0.05  # per shared tag, up to 3
+    other_sections: float = 0.6  # weight of sections away from the cursor
+
+
+Signal = float | npt.NDArray[np.float32]  # one note's figure, or a block of notes' (health's suggestions)
+
+
+def related_score(similarity: Signal, links_here: Signal, shared_links: Signal, shared_tags: Signal,
+                  w: RelatedWeights) -> float | npt.NDArray[np.floating[Any]]:
+    """The one related-notes score, for one note or many at once: meaning, plus a bonus for a note
+    that links here (1.0 where one does), per shared link target (up to 4) and per shared tag (up to 3).
+    Plain numbers stay Python floats, so a float32 block stays float32."""
+    return (w.semantic * _at_least(similarity, 0.0) + w.links_here * links_here
+            + w.shared_links * _at_most(shared_links, 4) + w.shared_tags * _at_most(shared_tags, 3))
+
+
+def _at_least(x: Signal, floor: float) -> Signal:
+    return np.maximum(x, floor) if isinstance(x, np.ndarray) else max(x, floor)
+
+
+def _at_most(x: Signal, cap: float) -> Signal:
+    return np.minimum(x, cap) if isinstance(x, np.ndarray) else min(x, cap)
+
+
+@dataclass
+class Source:
+    note_id: int | None
+    path: str | None
+    vectors: np.ndarray  # (m, d) unit rows, one per section
+    headings: list[str]
+    weights: np.ndarray  # (m,)
+    outlinks: set[int] = field(default_factory=set)
+    tags: set[str] = field(default_factory=set)
+
+
+class Related:
+    def __init__(self, conn: sqlite3.Connection, snap: Snapshot, embedder: Embedder | None,
+                 thresholds: Thresholds, weights: RelatedWeights | None = None) -> None:
+        self.conn = conn
+        self.snap = snap
+        self.embedder = embedder
+        self.thresholds = thresholds
+        self.w = weights or RelatedWeights()
+
+    def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
+                limit: int = RELATED_LIMIT_DEFAULT) -> RelatedResponse:
+        started = time.perf_counter()
+        if not isinstance(limit, int) or not RELATED_LIMIT_MIN <= limit <= RELATED_LIMIT_MAX:
+            raise InvalidParams(f"limit must be an integer from {RELATED_LIMIT_MIN} to {RELATED_LIMIT_MAX}")
+        if path is None and text is None:
+            raise InvalidParams("give a note path, an unsaved text, or both")
+        source = self._source_from_text(path, text, cursor_heading) if text is not None \
+            else self._source_from_note(path or "", cursor_heading)
+        scores = self._score(source)
+        ranked = sorted(scores.items(), key=lambda kv: -kv[1]["score"])[:limit]
+        results = self._results(ranked, source)
+        return {
+            "source_path": source.path, "took_ms": round((time.perf_counter() - started) * 1000, 2),
+            "vectors_available": self.embedder is not None and len(self.snap.vector_ids) > 0,
+            "index_building": False, "results": results,
+        }
+
+    # ---- the source ---------------------------------------------------------------------
+    def _note_id(self, path: str) -> int | None:
+        row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _source_from_note(self, path: str, cursor_heading: str | None) -> Source:
+        note_id = self._note_id(path)
+        if note_id is None:
+            raise NotFound(f"no indexed note at {path!r}")
+        rows = self.conn.execute("SELECT id, heading FROM chunks WHERE note_id = ? ORDER BY ordinal", (note_id,)).fetchall()
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        pos = self.snap.rows_for(ids) if len(ids) else np.zeros(0, np.int64)
+        keep = pos >= 0
+        vectors = self.snap.matrix[pos[keep]] if keep.any() else np.zeros((0, 1), np.float32)
+        headings = [r[1] for r, k in zip(rows, keep, strict=True) if k]
+        repeated = [int(i) in self.snap.boilerplate for i in ids[keep]]
+        tags = {r[0] for r in self.conn.execute("SELECT tag_lower FROM tags WHERE note_id = ?", (note_id,))}
+        return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading, repeated),
+                      set(self.snap.graph.out_links.get(note_id, set())), tags)
+
+    def _source_from_text(self, path: str | None, text: str, cursor_heading: str | None) -> Source:
+        if not isinstance(text, str):
+            raise InvalidParams("text must be a string")
+        clean = redact(text[:MAX_BUFFER_CHARS].replace("\r\n", "\n")).text
+        note = parse_note(path or "Untitled.md", clean)
+        chunks = chunk_note(note)
+        headings = [" > ".join(c.heading_path) for c in chunks]
+        if self.embedder is not None and chunks:
+            vectors = self.embedder.encode([embed_text(note.title, h, c.text) for h, c in zip(headings, chunks, strict=True)])
+        else:
+            vectors = np.zeros((0, 1), np.float32)
+        note_id = self._note_id(path) if path else None
+        index = self.snap.path_index
+        ids = self.snap.note_ids
+        outlinks = set()
+        for link in note.links:
+            target = index.resolve(link.target, path or "Untitled.md", link.kind).path
+            if target in ids and ids[target] != note_id:
+                outlinks.add(int(ids[target]))
+        repeated = [template_key(h, c.text) in self.snap.boilerplate_keys for h, c in zip(headings, chunks, strict=True)]
+        return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading, repeated),
+                      outlinks, {t.lower() for t in note.tags})
+
+    def _section_weights(self, headings: list[str], cursor_heading: str | None, repeated: list[bool]) -> np.ndarray:
+        """Sections at the cursor count most; a boilerplate section (a footer every note has) least."""
+        weights = np.where(repeated, BOILERPLATE_WEIGHT, 1.0).astype(np.float32) if repeated else \
+            np.ones(len(headings), dtype=np.float32)
+        if cursor_heading:
+            # The plugin sends the heading path ("Note > Setup"); a bare heading ("Setup") matches too.
+            wanted = cursor_heading.strip().lower()
+            last = wanted.split(" > ")[-1]
+            at_cursor = [bool(h) and (h.lower() == wanted or h.lower().split(" > ")[-1] == last) for h in headings]
+            if any(at_cursor):
+                weights *= np.where(at_cursor, 1.0, self.w.other_sections).astype(np.float32)
+        return weights
+
+    # ---- scoring ------------------------------------------------------------------------
+    def _score(self, src: Source) -> dict[int, dict[str, Any]]:
+        out: dict[int, dict[str, Any]] = {}
+
+        def entry(note_id: int) -> dict[str, Any]:
+            return out.setdefault(note_id, {"score": 0.0, "sim": None, "chunk": None, "section": None,
+                                            "links_here": False, "shared_links": 0, "shared_tags": 0})
+
+        self._semantic(src, entry)
+        graph = self.snap.graph
+        if src.note_id is not None:
+            for note_id in graph.in_links.get(src.note_id, set()):
+                entry(note_id)["links_here"] = True
+        cocited: Counter[int] = Counter()
+        for target in src.outlinks:
+            for note_id in graph.in_links.get(target, set()):
+                cocited[note_id] += 1
+        for note_id, count in cocited.items():
+            entry(note_id)["shared_links"] = count
+        for note_id, count in self._shared_tags(src.tags).items():
+            # A tag on thousands of notes (status/done) is not a reason to rank them all: it only
+            # adds to notes already found by meaning or links, unless the tags are specific.
+            if note_id in out or len(out) < TAG_ONLY_CANDIDATES:
+                entry(note_id)["shared_tags"] = count
+        for target in src.outlinks:
+            entry(target)
+        out.pop(src.note_id, None) if src.note_id is not None else None
+        for e in out.values():
+            e["score"] = float(related_score(e["sim"] or 0.0, float(e["links_here"]), float(e["shared_links"]),
+                                             float(e["shared_tags"]), self.w))
+        return out
+
+    def _semantic(self, src: Source, entry: Any) -> None:
+        if len(src.vectors) == 0 or len(self.snap.vector_ids) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1]:
+            return
+        sections = _bounded_sections(src.weights)
+        rows = np.arange(len(self.snap.matrix))
+        best = np.full(len(rows), -np.inf, dtype=np.float32)
+        best_section = np.zeros(len(rows), dtype=np.int64)
+        # A block of sections at a time: memory n x SECTION_BLOCK, not n x m (a note of 3,000 sections
+        # against 20,000 chunks needed 240 MB per call). Strictly greater keeps argmax's first-wins ties.
+        for start in range(0, len(sections), SECTION_BLOCK):
+            part = sections[start:start + SECTION_BLOCK]
+            weighted = (self.snap.matrix @ src.vectors[part].T) * src.weights[None, part]
+            if self.snap.weighted:
+                weighted *= self.snap.row_weights[:, None]
+            arg = weighted.argmax(axis=1)
+            value = weighted[rows, arg]
+            better = value > best
+            best[better] = value[better]
+            best_section[better] = part[arg[better]]
+        # The best few thousand rows hold the best 200 notes; sorting every row cost 12% at 180k chunks.
+        top = min(len(best), SEMANTIC_ROWS)
+        order = np.argpartition(-best, top - 1)[:top] if top < len(best) else np.arange(len(best))
+        order = order[np.argsort(-best[order])]
+        seen = 0
+        for row in order:
+            note_id = int(self.snap.vector_notes[row])
+            if note_id == src.note_id or note_id < 0:  # the note itself, or a dead row (snapshot.py)
+                continue
+            e = entry(note_id)
+            if e["sim"] is None:
+                e["sim"] = float(best[row])
+                e["chunk"] = int(self.snap.vector_ids[row])
+                e["section"] = src.headings[int(best_section[row])] if src.headings else ""
+                seen += 1
+                if seen >= 200:
+                    break
+
+    def _shared_tags(self, tags: set[str]) -> dict[int, int]:
+        if not tags:
+            return {}
+        marks = ",".join("?" * len(tags))
+        rows = self.conn.execute(f"SELECT note_id, count(*) FROM tags WHERE tag_lower IN ({marks}) GROUP BY note_id",
+                                 list(tags))
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    # ---- output -------------------------------------------------------------------------
+    def _results(self, ranked: list[tuple[int, dict[str, Any]]], src: Source) -> list[RelatedNote]:
+        results: list[RelatedNote] = []
+        for note_id, e in ranked:
+            note = self.conn.execute("SELECT path, title FROM notes WHERE id = ?", (note_id,)).fetchone()
+            if note is None:
+                continue
+            chunk = self._best_chunk(note_id, e["chunk"])
+            sim = e["sim"]
+            band = cast(Band, related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds))
+            results.append({
+                "path": note[0], "title": note[1], "folder": posixpath.dirname(note[0]),
+                "score": round(e["score"], 4), "band": band,
+                "heading": chunk[0] if chunk else "", "excerpt": make_snippet(chunk[1], (), 180).text if chunk else "",
+                "start_line": chunk[2] if chunk else 1, "already_linked": note_id in src.outlinks,
+                "reasons": _reasons(e, note_id in src.outlinks),
+                "similarity": None if sim is None else round(sim, 4),
+            })
+        return results
+
+    def _best_chunk(self, note_id: int, chunk_id: int | None) -> tuple[str, str, int] | None:
+        if chunk_id is not None:
+            row = self.conn.execute("SELECT heading, body, start_line FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
+        else:
+            row = self.conn.execute("SELECT heading, body, start_line FROM chunks WHERE note_id = ? ORDER BY ordinal LIMIT 1",
+                                    (note_id,)).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
+
+
+def _reasons(e: dict[str, Any], already_linked: bool) -> list[RelatedReason]:
+    reasons: list[RelatedReason] = []
+    if e["links_here"]:
+        reasons.append({"kind": "links_here", "label": "links here"})
+    if already_linked:
+        reasons.append({"kind": "linked_from_here", "label": "linked from this note"})
+    if e["shared_links"]:
+        n = e["shared_links"]
+        reasons.append({"kind": "shares_links", "label": f"shares {n} link{'s' if n > 1 else ''}", "count": n})
+    if e["shared_tags"]:
+        n = e["shared_tags"]
+        reasons.append({"kind": "shares_tags", "label": f"shares {n} tag{'s' if n > 1 else ''}", "count": n})
+    if e["sim"] is not None and e["sim"] > 0.3:
+        section = e["section"].split(" > ")[-1] if e["section"] else ""
+        label = f"similar: {section}" if section else "similar content"
+        reasons.append({"kind": "similar_section", "label": label})
+    return reasons

@@ -1,0 +1,620 @@
+"""search(query, limit, filters, mode, max_tokens): the one function behind every adapter.
+
+Stages: candidates (BM25 over FTS5, cosine over the vector matrix) -> RRF over chunks ->
+group by note -> link-graph boost -> bands -> results with per-signal scores and a reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+import numpy as np
+
+from sidecar.errors import InvalidParams
+from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
+from sidecar.ingest.embed import Embedder
+from sidecar.protocol_types import (
+    SEARCH_LIMIT_DEFAULT,
+    SEARCH_LIMIT_MAX,
+    SEARCH_LIMIT_MIN,
+    Band,
+    SearchMode,
+    SearchResponse,
+    SearchResult,
+)
+from sidecar.rank.evidence import QueryEvidence, count_cap, query_evidence
+from sidecar.rank.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
+from sidecar.retrieve.lexical import LexicalQuery, build_query, make_snippet
+from sidecar.retrieve.snapshot import Snapshot
+
+Mode = Literal["hybrid", "lexical", "semantic"]
+MODES = ("hybrid", "lexical", "semantic")
+CHARS_PER_TOKEN = 4  # the usual estimate for English prose; documented in the protocol
+MIN_KNOWN_SHARE = 0.5  # below this share of known word pieces a query's vector is noise, not meaning
+MAX_QUERY_CHARS = 4000  # a pasted page is searched by its beginning; BM25 and one embedding need no more
+
+
+@dataclass(frozen=True)
+class Filters:
+    folder: str | None = None
+    tag: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+    modified_since: float | None = None
+    exclude_path: str | None = None
+    exclude_terms: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any] | None) -> Filters:
+        if not raw:
+            return cls()
+        if not isinstance(raw, dict):
+            raise InvalidParams("filters must be an object")
+        fields_raw = raw.get("fields") or {}
+        if not isinstance(fields_raw, dict):
+            raise InvalidParams("filters.fields must be an object of frontmatter field -> value")
+        since = raw.get("modified_since")
+        return cls(
+            folder=_opt_str(raw.get("folder")), tag=_opt_str(raw.get("tag")),
+            fields={str(k): str(v) for k, v in fields_raw.items()},
+            modified_since=min(max(float(since), 0.0), 9.2e9) if since is not None else None,  # int64 ns
+            exclude_path=_opt_str(raw.get("exclude_path")),
+            exclude_terms=tuple(str(t) for t in raw.get("exclude_terms") or () if str(t).strip()),
+        )
+
+    def active(self) -> bool:
+        return bool(self.folder or self.tag or self.fields or self.modified_since is not None or self.exclude_path
+                    or self.exclude_terms)
+
+
+def _opt_str(value: object) -> str | None:
+    return str(value).strip() or None if value is not None else None
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Every ranking ingredient, with the default the evaluation supports (docs/ranking.md)."""
+
+    rrf_k: int = 30  # 60 (the seeds') let the weaker leg's tail outvote the stronger leg's head on every shared set
+    lexical_weight: float = 1.5  # the static-embedding leg is the weaker one on every query kind measured
+    semantic_weight: float = 1.0
+    query_aware: bool = True
+    graph_weight: float = 0.1  # authority + co-linking among top results (docs/ranking.md)
+    recency_weight: float = 0.0  # off by default: the eval shows no gain on timeless notes
+    recency_half_life_days: float = 90.0
+    candidates: int = 120  # chunks per leg (80 missed answers the other leg ranked well)
+    section_bonus: float = 0.0  # share of a note's 2nd/3rd matching sections added to its score: off, it hurt
+    # or did nothing on every set added alone and helped 3 of 5 taken out (docs/ranking.md)
+    coverage_weight: float = 0.3  # lift for the share of query words the best section holds: keeps the
+    # boosts above from putting a partial match over the one note that has every word
+    long_note_damping: float = 0.08  # a note's score / (1 + this * log2(sections / long_note_sections)): a list of
+    # 500 plugins has a section near almost any query, and the best of many sections is high by chance
+    long_note_sections: int = 4  # notes up to this many sections are not damped at all
+    column_weights: tuple[float, float, float, float] = (1.0, 1.0, 0.3, 1.0)  # body, heading, context (as the seeds), cjk
+    loose_weight: float = 0.5  # lexical sections holding only some of the query's words count this share of
+    # a full lexical vote: on a long paraphrase, notes sharing a few literal words outvote the semantic leg
+    band_order: bool = False  # within the page, higher bands first (ties keep the ranking's order)
+
+
+def allowed_notes(conn: sqlite3.Connection, filters: Filters) -> set[int] | None:
+    if not filters.active():
+        return None
+    clauses: list[str] = []
+    params: list[object] = []
+    if filters.folder:
+        folder = filters.folder.strip("/")
+        clauses.append("(path_lower LIKE ? ESCAPE '\\')")
+        params.append(_like_escape(folder.lower()) + "/%")
+    if filters.tag:
+        tag = filters.tag.lstrip("#").lower()
+        clauses.append("id IN (SELECT note_id FROM tags WHERE tag_lower = ? OR tag_lower LIKE ? ESCAPE '\\')")
+        params += [tag, _like_escape(tag) + "/%"]
+    for key, value in filters.fields.items():
+        path = '$."' + key.replace('"', "") + '"'
+        clauses.append(
+            "(lower(CAST(json_extract(frontmatter, ?) AS TEXT)) = ? OR EXISTS (SELECT 1 FROM json_each(notes.frontmatter, ?)"
+            " WHERE lower(CAST(json_each.value AS TEXT)) = ?))")
+        params += [path, value.lower(), path, value.lower()]
+    if filters.modified_since is not None:
+        clauses.append("mtime_ns >= ?")
+        params.append(int(filters.modified_since * 1e9))
+    if filters.exclude_path:
+        clauses.append("path != ?")
+        params.append(filters.exclude_path)
+    for term in filters.exclude_terms:
+        match = build_query(f'"{term}"', prefix_last=False).match
+        if match:
+            clauses.append("id NOT IN (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+                           " WHERE chunks_fts MATCH ?)")
+            params.append(match)
+    sql = "SELECT id FROM notes WHERE " + (" AND ".join(clauses) or "1")
+    return {int(r[0]) for r in conn.execute(sql, params)}
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass
+class Candidates:
+    lexical: list[int] = field(default_factory=list)  # chunk ids, best first
+    lexical_strict: int = 0  # how many of them hold every query term (the rest share only some)
+    semantic: list[int] = field(default_factory=list)
+    note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
+    known_share: float | None = None  # share of the query's word pieces the embedding model knows
+    query_vector: np.ndarray | None = None
+
+
+def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
+                       ranking: Ranking, counts: dict[str, int] | None = None) -> tuple[list[int], int]:
+    """BM25 candidates: sections holding every term first, then (if too few) those holding some; and
+    how many hold every term.
+
+    Asking for all terms first is both the better ranking (coverage) and the fast path: OR over
+    common words makes FTS5 score tens of thousands of rows, AND intersects the posting lists."""
+    if query.match is None:
+        return [], 0
+    found, strict = _all_then_any(conn, query, allowed, ranking, counts)
+    if not found and query.fallback:  # no CJK bigram in common: sections sharing single characters
+        return _bm25(conn, query.fallback, allowed, ranking, ranking.candidates), 0
+    return found, strict
+
+
+def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
+                  ranking: Ranking, counts: dict[str, int] | None) -> tuple[list[int], int]:
+    assert query.match is not None
+    if len(query.parts) < 2 or query.match_all is None:
+        found = _bm25(conn, query.match, allowed, ranking, ranking.candidates)
+        return found, len(found)
+    strict = _bm25(conn, query.match_all, allowed, ranking, ranking.candidates)
+    if len(strict) >= ranking.candidates // 2:
+        return strict, len(strict)
+    seen = set(strict)
+    loose = [c for c in _bm25(conn, _specific_any(conn, query, counts), allowed, ranking, ranking.candidates)
+             if c not in seen]
+    return strict + loose[: ranking.candidates - len(strict)], len(strict)
+
+
+COMMON_SHARE = 0.05  # a term in more than 5% of sections only widens an OR; its rows are scored for nothing
+
+
+def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[str, int] | None) -> str:
+    """The OR expression without terms found nearly everywhere (all of them, if every term is common)."""
+    total = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) if counts is None else counts.get("", 0)
+    cap = max(200, int(total * COMMON_SHARE))
+    counts = {} if counts is None else counts
+    kept = []
+    for part in query.parts:
+        key = "part:" + part
+        if key not in counts:
+            counts[key] = int(conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                (part, cap + 1)).fetchone()[0])
+        if counts[key] <= cap:
+            kept.append(part)
+    return " OR ".join(kept) if kept else str(query.match)
+
+
+def _bm25(conn: sqlite3.Connection, match: str, allowed: set[int] | None, ranking: Ranking, limit: int) -> list[int]:
+    weights = ", ".join(str(w) for w in ranking.column_weights)
+    sql = "SELECT f.rowid FROM chunks_fts f"
+    params: list[object] = [match]
+    if allowed is not None:
+        sql += " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.note_id IN (SELECT value FROM json_each(?))"
+        params.append(_json_ids(allowed))
+    else:
+        sql += " WHERE chunks_fts MATCH ?"
+    sql += f" ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
+    params.append(limit)
+    return [int(r[0]) for r in conn.execute(sql, params)]
+
+
+def _json_ids(ids: set[int]) -> str:
+    return "[" + ",".join(str(i) for i in ids) + "]"
+
+
+def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[int] | None,
+                        k: int) -> tuple[list[int], dict[int, float]]:
+    """Chunk ids of the k nearest chunks (best first), and each of their notes' best cosine."""
+    if len(snap.vector_ids) == 0:
+        return [], {}
+    mask = None if allowed is None else \
+        np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+    top, sims = snap.nearest(query_vector.astype(np.float32), k, mask)
+    note_best: dict[int, float] = {}
+    for note, sim in zip(snap.vector_notes[top].tolist(), sims.tolist(), strict=True):
+        note_best.setdefault(note, sim)  # best first: the first is the note's best
+    return snap.vector_ids[top].tolist(), note_best
+
+
+@dataclass
+class NoteHit:
+    note_id: int
+    chunks: list[int]  # best first
+    fused: float
+    graph_boost: float | None = None
+    recency_boost: float | None = None
+    coverage_boost: float | None = None
+
+    @property
+    def score(self) -> float:
+        return self.fused * (1 + (self.graph_boost or 0.0) + (self.recency_boost or 0.0) + (self.coverage_boost or 0.0))
+
+
+def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int], section_bonus: float = 0.0) -> list[NoteHit]:
+    """Best chunk decides a note's score; its next two matching sections may add `section_bonus` of theirs."""
+    by_note: dict[int, list[tuple[float, int]]] = {}
+    for chunk_id, score in chunk_scores.items():
+        by_note.setdefault(chunk_note[chunk_id], []).append((score, chunk_id))
+    hits = []
+    for note_id, items in by_note.items():
+        items.sort(reverse=True)
+        extra = sum(s for s, _ in items[1:3]) * section_bonus
+        hits.append(NoteHit(note_id, [c for _, c in items], items[0][0] + extra))
+    hits.sort(key=lambda h: -h.fused)
+    return hits
+
+
+def damp_long_notes(hits: list[NoteHit], sections: dict[int, int], damping: float, free: int) -> None:
+    if damping <= 0:
+        return
+    for hit in hits:
+        hit.fused /= 1 + damping * math.log2(max(1.0, sections.get(hit.note_id, 1) / max(1, free)))
+    hits.sort(key=lambda h: -h.fused)
+
+
+def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window: int = 10) -> None:
+    """Authority (PageRank, 0..1) and links to/from the other top results both lift a note."""
+    if weight <= 0 or not hits:
+        return
+    top = {h.note_id for h in hits[:window]}
+    for hit in hits[: window * 3]:
+        authority = snap.graph.authority.get(hit.note_id, 0.0)
+        linked = len(snap.graph.neighbours(hit.note_id) & (top - {hit.note_id}))
+        hit.graph_boost = weight * (0.5 * math.sqrt(authority) + 0.5 * min(linked, 3) / 3)
+
+
+def apply_coverage_boost(hits: list[NoteHit], chunk_rows: dict[int, dict[str, Any]], terms: Sequence[str],
+                         weight: float, window: int = 30) -> None:
+    """A note whose best section holds every query word outranks one that holds some of them, even when
+    other boosts (graph, several sections) favour the partial match. Neutral for one-word queries."""
+    if weight <= 0 or len(terms) < 2:
+        return
+    for hit in hits[:window]:
+        row = chunk_rows[hit.chunks[0]]
+        hit.coverage_boost = weight * term_coverage(terms, f"{row['heading']} {row['body']} {row['context']}")
+
+
+def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ranking, now: float) -> None:
+    if ranking.recency_weight <= 0:
+        return
+    for hit in hits:
+        age_days = max(0.0, (now - mtimes.get(hit.note_id, 0) / 1e9) / 86400)
+        hit.recency_boost = ranking.recency_weight * 0.5 ** (age_days / ranking.recency_half_life_days)
+
+
+def _stem(term: str) -> str:
+    return term[: max(4, len(term) - 2)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _term_pattern(term: str) -> re.Pattern[str]:
+    """A word (or `_`-separated part) starting with the term's stem: "locking" finds "locked"."""
+    return re.compile(r"(?:^|[^a-z0-9])" + re.escape(_stem(term)))
+
+
+def term_coverage(terms: Sequence[str], text: str) -> float:
+    """Share of query terms present in the text (stem-ish for ASCII words, substring otherwise)."""
+    if not terms:
+        return 0.0
+    lowered = text.lower()
+    hits = 0
+    for term in terms:
+        if term in lowered:
+            hits += 1
+        elif term.isascii() and _stem(term) in lowered:  # the regex only decides where the stem is
+            hits += _term_pattern(term).search(lowered) is not None
+    return hits / len(terms)
+
+
+def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_heading: str, body: str) -> set[str]:
+    """The query's numbers ("2023", "v1") the hit holds where they qualify the query's subject: in its
+    title or heading, or on a line holding one of the query's rare words too. A list of links that has
+    "2023" on one line and "October ... winners" on another is no page about October 2023."""
+    numbers = set(evidence.exact & set(found))
+    subject = (evidence.rare & set(found)) - numbers
+    if not numbers or not subject:
+        return numbers
+    return {n for n in numbers if n in title_heading.lower()
+            or any(n in line.lower() and term_coverage(list(subject), line) > 0 for line in body.splitlines())}
+
+
+def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: int,
+                    cache: dict[str, int] | None = None) -> dict[str, int]:
+    """Sections holding each term, counted up to evidence.count_cap (a common word costs no more than that).
+    `cache` (kept per index generation) saves the count for terms seen before."""
+    cap = count_cap(sections)
+    cache = {} if cache is None else cache
+    counts = {}
+    for term in terms[:MAX_EVIDENCE_TERMS]:
+        key = "df:" + term
+        if key not in cache:
+            expr = build_query(f'"{term}"', prefix_last=False).match
+            cache[key] = 0 if expr is None else int(conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                (expr, cap)).fetchone()[0])
+        counts[term] = cache[key]
+    return counts
+
+
+MAX_EVIDENCE_TERMS = 16
+NO_VECTORS = "Semantic search is unavailable (no vectors): these are lexical results only."
+VECTORS_LOADING = "The embedding model is still loading (the sidecar just started): these are lexical results only."
+
+
+class Searcher:
+    def __init__(self, conn: sqlite3.Connection, snap: Snapshot, embedder: Embedder | None,
+                 thresholds: Thresholds, ranking: Ranking | None = None, vectors_loading: bool = False) -> None:
+        self.conn = conn
+        self.snap = snap
+        self.embedder = embedder
+        self.thresholds = thresholds
+        self.ranking = ranking or Ranking()
+        self.vectors_loading = vectors_loading  # no vectors yet: the model is still loading (VaultIndex.load_model)
+
+    def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: Filters | None = None, mode: str = "hybrid",
+               max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> SearchResponse:
+        started = time.perf_counter()
+        text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else query  # a trailing space ends the last word
+        query, limit, mode = _validate(text, limit, mode, max_tokens)
+        filters = filters or Filters()
+        vectors_available = self.embedder is not None and len(self.snap.vector_ids) > 0
+        effective_mode: SearchMode = cast(SearchMode, mode) if vectors_available or mode == "lexical" else "lexical"
+        allowed = allowed_notes(self.conn, filters)
+        # A submitted query keeps its function words in the all-terms pass (an intersection, cheap); typed
+        # or submitted, words in >5% of sections stay out of the wide OR: keeping them there cost 4x the
+        # time for no gain on the shared sets (docs/ranking.md). Only a query being typed ends in a prefix.
+        lexq = build_query(text, prefix_last=typed, drop_stopwords=typed)
+        cands = self._candidates(query, lexq, allowed, effective_mode)
+        weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
+            if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
+        fused = fuse_legs(cands, weights, self.ranking)
+        for chunk_id in self.snap.boilerplate.keys() & fused.keys():
+            fused[chunk_id] *= BOILERPLATE_WEIGHT
+        chunk_rows = self._chunk_rows(list(fused))
+        hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()}, self.ranking.section_bonus)
+        if not is_identifier_query(query):  # an exact identifier's section is no chance match, however long its note
+            damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
+        apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
+        counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
+        evidence = query_evidence(counts, self.snap.chunk_count)
+        apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight)
+        note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
+        apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
+        hits.sort(key=lambda h: -h.score)
+        hits = hits[:limit]
+        results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available) for h in hits]
+        if self.ranking.band_order:
+            order = sorted(range(len(results)), key=lambda i: -BAND_ORDER[results[i]["band"]])
+            results, hits = [results[i] for i in order], [hits[i] for i in order]
+        if max_tokens:
+            _fit_budget(results, chunk_rows, hits, max_tokens, lexq.terms)
+        band = overall_band(results)
+        response: SearchResponse = {
+            "query": query, "mode": effective_mode, "took_ms": 0.0,
+            "vectors_available": vectors_available, "vectors_loading": self.vectors_loading, "index_building": False,
+            "band": band, "caveat": CAVEATS[band], "results": results,
+        }
+        if mode != effective_mode:
+            response["caveat"] = _join(response["caveat"], VECTORS_LOADING if self.vectors_loading else NO_VECTORS)
+        elif cands.known_share is not None and cands.known_share < MIN_KNOWN_SHARE:
+            response["caveat"] = _join(response["caveat"], f"The embedding model knows only "
+                                       f"{cands.known_share:.0%} of this query's words: ranked by keywords alone.")
+        if explain:
+            response["explanation"] = self._explanation(weights, cands, lexq, filters, allowed)
+        response["took_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        return response
+
+    # ---- stages -------------------------------------------------------------------------
+    def _candidates(self, query: str, lexq: LexicalQuery, allowed: set[int] | None, mode: str) -> Candidates:
+        cands = Candidates()
+        if mode in ("hybrid", "lexical"):
+            self.snap.term_counts.setdefault("", self.snap.chunk_count)
+            cands.lexical, cands.lexical_strict = lexical_candidates(
+                self.conn, lexq, allowed, self.ranking, self.snap.term_counts)
+        if mode in ("hybrid", "semantic") and self.embedder is not None:
+            cands.known_share = self.embedder.known_share(query)
+            if cands.known_share < MIN_KNOWN_SHARE:
+                return cands  # mostly unknown pieces: the vector would be noise, so keywords decide alone
+            qvec = self.embedder.encode_query(query)
+            if not np.any(qvec):
+                return cands  # no known token in the query: the semantic leg has nothing to say
+            cands.query_vector = qvec
+            cands.semantic, cands.note_similarity = semantic_candidates(
+                self.snap, qvec, allowed, self.ranking.candidates)
+        return cands
+
+    def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, dict[str, Any]]:
+        if not chunk_ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT id, note_id, heading, body, context, start_line, end_line FROM chunks"
+            " WHERE id IN (SELECT value FROM json_each(?))", (_json_ids(set(chunk_ids)),))
+        keys = ("id", "note_id", "heading", "body", "context", "start_line", "end_line")
+        return {int(r[0]): dict(zip(keys, r, strict=True)) for r in rows}
+
+    def _note_rows(self, note_ids: list[int]) -> dict[int, dict[str, Any]]:
+        if not note_ids:
+            return {}
+        rows = self.conn.execute("SELECT id, path, title, mtime_ns FROM notes WHERE id IN (SELECT value FROM json_each(?))",
+                                 (_json_ids(set(note_ids)),))
+        return {int(r[0]): {"path": r[1], "title": r[2], "mtime_ns": r[3]} for r in rows}
+
+    def _result(self, hit: NoteHit, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
+                note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
+                vectors_available: bool) -> SearchResult:
+        best = chunk_rows[hit.chunks[0]]
+        note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
+        lex_rank = _rank_of(cands.lexical, hit.chunks)
+        vec_rank = _rank_of(cands.semantic, hit.chunks)
+        similarity = cands.note_similarity.get(hit.note_id)
+        text = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
+        found = [t for t in lexq.terms if term_coverage([t], text) == 1.0]
+        coverage = len(found) / len(lexq.terms) if lexq.terms else 0.0
+        exact_missing = bool(evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}",
+                                                                best["body"]))
+        rare_hit = lex_rank is not None and bool(evidence.rare & set(found)) and not exact_missing
+        score = confidence(self._cosine(hit, cands), evidence.weighted_coverage(found), evidence.unseen_share) \
+            if vectors_available else None
+        band = cast(Band, band_for(score, coverage, rare_hit, exact_missing, self.thresholds))
+        snippet = make_snippet(best["body"], lexq.terms)
+        heading_path = [p for p in best["heading"].split(" > ") if p]
+        return {
+            "path": note["path"], "title": note["title"], "heading": best["heading"], "heading_path": heading_path,
+            "snippet": snippet.text, "highlights": [list(h) for h in snippet.highlights],
+            "start_line": best["start_line"], "end_line": best["end_line"],
+            "band": band, "score": round(hit.score, 6),
+            "scores": {
+                "fused": round(hit.fused, 6), "bm25_rank": lex_rank,
+                "vector_similarity": None if similarity is None else round(similarity, 4),
+                "vector_rank": vec_rank, "graph_boost": None if hit.graph_boost is None else round(hit.graph_boost, 4),
+                "recency_boost": None if hit.recency_boost is None else round(hit.recency_boost, 4),
+                "confidence": None if score is None else round(score, 4),
+            },
+            "reason": _reason(lex_rank, vec_rank, similarity, coverage, hit, best["heading"]),
+            "other_sections": [
+                {"heading": chunk_rows[c]["heading"], "start_line": chunk_rows[c]["start_line"],
+                 "end_line": chunk_rows[c]["end_line"]} for c in hit.chunks[1:4]],
+        }
+
+    def _cosine(self, hit: NoteHit, cands: Candidates) -> float | None:
+        """The best cosine of the hit's matching sections to the query, whichever leg found them."""
+        if cands.query_vector is None:
+            return None
+        rows = self.snap.rows_for(np.asarray(hit.chunks[:3], dtype=np.int64))
+        rows = rows[rows >= 0]
+        return float((self.snap.matrix[rows] @ cands.query_vector).max()) if len(rows) else None
+
+    def _explanation(self, weights: dict[str, float], cands: Candidates, lexq: LexicalQuery,
+                     filters: Filters, allowed: set[int] | None) -> dict[str, Any]:
+        r = self.ranking
+        return {
+            "fts_query": lexq.match, "terms": list(lexq.terms), "rrf_k": r.rrf_k, "leg_weights": weights,
+            "query_aware": r.query_aware, "graph_weight": r.graph_weight, "recency_weight": r.recency_weight,
+            "column_weights": dict(zip(("body", "heading", "context", "cjk"), r.column_weights, strict=True)),
+            "candidates": {"lexical": len(cands.lexical), "semantic": len(cands.semantic)},
+            "model_known_share": None if cands.known_share is None else round(cands.known_share, 3),
+            "filters": {"active": filters.active(), "notes_allowed": None if allowed is None else len(allowed)},
+            "thresholds": {"high": self.thresholds.high, "low": self.thresholds.low},
+        }
+
+
+def fuse_legs(cands: Candidates, weights: dict[str, float], ranking: Ranking) -> dict[int, float]:
+    """RRF over both legs, the lexical sections that hold only some of the query's words weighing
+    `loose_weight` of a full lexical vote at the ranks they have in that leg (after the strict ones)
+    when some section holds every word. Lexical first, as ties keep the order they were found in."""
+    strict, loose = cands.lexical[: cands.lexical_strict], cands.lexical[cands.lexical_strict:]
+    share = ranking.loose_weight if strict else 1.0
+    fused = rrf({"lexical": strict}, weights, ranking.rrf_k)
+    fused.update(rrf({"lexical": loose}, {"lexical": weights["lexical"] * share},
+                     ranking.rrf_k + len(strict)))  # rank r in the tail is rank strict + r in the leg
+    for chunk_id, score in rrf({"semantic": cands.semantic}, weights, ranking.rrf_k).items():
+        fused[chunk_id] = fused.get(chunk_id, 0.0) + score
+    return fused
+
+
+def _join(caveat: str | None, extra: str) -> str:
+    return f"{caveat} {extra}" if caveat else extra
+
+
+def _validate(query: object, limit: object, mode: object, max_tokens: object) -> tuple[str, int, str]:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidParams("query must be a non-empty string")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not SEARCH_LIMIT_MIN <= limit <= SEARCH_LIMIT_MAX:
+        raise InvalidParams(f"limit must be an integer from {SEARCH_LIMIT_MIN} to {SEARCH_LIMIT_MAX}")
+    if mode not in MODES:
+        raise InvalidParams(f"mode must be one of {', '.join(MODES)}")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+        raise InvalidParams("max_tokens must be a positive integer")
+    return query.strip(), limit, str(mode)
+
+
+BAND_ORDER = {"high": 3, "medium": 2, "low": 1, "none": 0}
+
+
+def overall_band(results: list[SearchResult], window: int = 3) -> Band:
+    """The best band among the first few results: a boosted hub note on top must not hide an answer."""
+    return max((r["band"] for r in results[:window]), key=BAND_ORDER.__getitem__, default="none")
+
+
+def _rank_of(ranked: list[int], chunk_ids: list[int]) -> int | None:
+    wanted = set(chunk_ids)
+    for rank, chunk_id in enumerate(ranked, start=1):
+        if chunk_id in wanted:
+            return rank
+    return None
+
+
+def _reason(lex_rank: int | None, vec_rank: int | None, similarity: float | None, coverage: float,
+            hit: NoteHit, heading: str) -> str:
+    parts = []
+    where = f" in section '{heading}'" if heading else ""
+    if lex_rank is not None:
+        parts.append(f"matches {round(coverage * 100)}% of your words{where} (keyword rank {lex_rank})")
+    if vec_rank is not None and similarity is not None:
+        parts.append(f"similar in meaning ({similarity:.2f}, rank {vec_rank})")
+    if hit.graph_boost:
+        parts.append("well linked / linked with other results")
+    if hit.recency_boost:
+        parts.append("recently edited")
+    if len(hit.chunks) > 1:
+        parts.append(f"{len(hit.chunks)} matching sections")
+    return "; ".join(parts) or "found"
+
+
+def _fit_budget(results: list[SearchResult], chunk_rows: dict[int, dict[str, Any]], hits: list[NoteHit],
+                max_tokens: int, terms: Sequence[str]) -> None:
+    """Give each result its section text (small-to-big: with the matching sibling sections under the
+    same parent heading) until the budget runs out; cut with an ellipsis, never drop silently."""
+    budget = max_tokens * CHARS_PER_TOKEN
+    for result, hit in zip(results, hits, strict=True):
+        sections = answer_sections(hit.chunks, chunk_rows, terms)
+        text = "\n\n".join(chunk_rows[c]["body"] for c in sections)
+        if len(sections) > 1:
+            result["sections"] = [{"heading": chunk_rows[c]["heading"], "start_line": chunk_rows[c]["start_line"],
+                                   "end_line": chunk_rows[c]["end_line"]} for c in sections]
+        if len(text) <= budget:
+            result["text"], result["truncated"] = text, False
+            budget -= len(text)
+        else:
+            result["text"] = text[: max(0, budget - 1)].rstrip() + "…" if budget > 1 else "…"
+            result["truncated"] = True
+            budget = 0
+
+
+MAX_SIBLINGS = 3
+
+
+def answer_sections(chunks: list[int], chunk_rows: dict[int, dict[str, Any]], terms: Sequence[str]) -> list[int]:
+    """The best section and the other matching sections under the same parent heading, in note order:
+    an answer split over "Plugins > Anki" and "Plugins > Spaced Repetition" stays whole. A sibling
+    matches too when it holds at least half as many of the query's words as the best section."""
+    best = chunk_rows[chunks[0]]
+    parent = best["heading"].rpartition(" > ")[0]
+    if not parent:
+        return chunks[:1]
+    floor = term_coverage(terms, _section_text(best)) / 2
+    siblings = [c for c in chunks[1:] if chunk_rows[c]["heading"].rpartition(" > ")[0] == parent
+                and term_coverage(terms, _section_text(chunk_rows[c])) >= max(floor, 1e-9)][:MAX_SIBLINGS]
+    return sorted([chunks[0], *siblings], key=lambda c: int(chunk_rows[c]["start_line"]))
+
+
+def _section_text(row: dict[str, Any]) -> str:
+    # The leaf heading only: the parent's words are in every sibling's path and would match them all.
+    return f"{row['heading'].rpartition(' > ')[2]} {row['body']}"

@@ -1,0 +1,139 @@
+"""Where chunk vectors live, and the in-memory matrix that search multiplies against.
+
+Stored as int8 (per-row scaled; cosine ignores scale) to keep the index small: 256 bytes a
+chunk instead of 1 KB. With sqlite-vec loaded they go into a vec0 table (usable for KNN in
+SQL, as the seeds' baseline does); without it, into a plain BLOB table. Search itself uses
+numpy over a float32 matrix: measured 7x faster than vec0 KNN at 50k rows, same top-30.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from sidecar.store.db import Backend
+
+Matrix = npt.NDArray[np.float32]
+VEC0_TABLE = "chunk_vec0"
+BLOB_TABLE = "chunk_vec_blob"
+
+
+def quantize(matrix: Matrix) -> npt.NDArray[np.int8]:
+    scale = np.abs(matrix).max(axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    rows: npt.NDArray[np.int8] = np.clip(np.rint(matrix / scale * 127.0), -127, 127).astype(np.int8)
+    return rows
+
+
+BLOCK_ROWS = 8192  # rows read and converted at a time: bounds the temporaries, not the result
+
+
+def dequantize(rows: npt.NDArray[np.int8], spare_rows: int = 0) -> Matrix:
+    """int8 rows -> unit-length float32 rows (einsum norms: 8x faster than linalg.norm here), a block
+    at a time into the result, so no second full-size float32 copy exists even for a moment.
+    With spare rows, the result is the first rows of a larger array (its `.base`), room to append."""
+    out: Matrix = np.empty((len(rows) + spare_rows, rows.shape[1]), dtype=np.float32)[:len(rows)]
+    for start in range(0, len(rows), BLOCK_ROWS):
+        block = out[start:start + BLOCK_ROWS]
+        block[:] = rows[start:start + BLOCK_ROWS]
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        norms[norms == 0] = 1.0
+        block /= norms[:, None]
+    return out
+
+
+def _read_rows(cursor: Iterable[tuple[int, bytes]], dim: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
+    """(rowid, embedding) rows -> (ids, int8 matrix), read in blocks: a list of every row as
+    Python objects would cost more memory than the matrix itself."""
+    id_parts = [np.zeros(0, dtype=np.int64)]
+    row_parts = [np.zeros((0, dim), dtype=np.int8)]
+    rows = iter(cursor)
+    while batch := list(itertools.islice(rows, BLOCK_ROWS)):
+        id_parts.append(np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch)))
+        row_parts.append(np.frombuffer(b"".join(r[1] for r in batch), dtype=np.int8).reshape(len(batch), dim))
+    return np.concatenate(id_parts), np.concatenate(row_parts)
+
+
+@dataclass
+class VectorTable:
+    conn: sqlite3.Connection
+    backend: Backend
+
+    @property
+    def table(self) -> str:
+        return VEC0_TABLE if self.backend.vec_version else BLOB_TABLE
+
+    def exists(self) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (self.table,)).fetchone()
+        return row is not None
+
+    def create(self, dim: int) -> None:
+        if self.backend.vec_version:
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {VEC0_TABLE} USING vec0(embedding int8[{dim}] distance_metric=cosine)"
+            )
+        else:
+            self.conn.execute(f"CREATE TABLE IF NOT EXISTS {BLOB_TABLE}(rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+
+    def drop(self) -> None:
+        """Forget every vector (the model changed): vectors of two models must never mix."""
+        self.conn.execute(f"DROP TABLE IF EXISTS {self.table}")
+
+    def put(self, ids: Sequence[int], matrix: Matrix) -> None:
+        rows = quantize(matrix)
+        self.delete(ids)  # vec0 rejects INSERT OR REPLACE: delete, then insert
+        if self.backend.vec_version:
+            sql = f"INSERT INTO {VEC0_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))"
+        else:
+            sql = f"INSERT INTO {BLOB_TABLE}(rowid, embedding) VALUES (?, ?)"
+        self.conn.executemany(sql, ((int(i), row.tobytes()) for i, row in zip(ids, rows, strict=True)))
+
+    def delete(self, ids: Iterable[int]) -> None:
+        if not self.exists():
+            return
+        self.conn.executemany(f"DELETE FROM {self.table} WHERE rowid = ?", ((int(i),) for i in ids))
+
+    def count(self) -> int:
+        if not self.exists():
+            return 0
+        return int(self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
+
+    def ids(self) -> set[int]:
+        if not self.exists():
+            return set()
+        return {int(r[0]) for r in self.conn.execute(f"SELECT rowid FROM {self.table}")}
+
+    def load(self, dim: int, spare_share: float = 0.0, min_spare: int = 0) -> tuple[npt.NDArray[np.int64], Matrix]:
+        """All vectors as (chunk ids, unit-norm float32 matrix), ordered by chunk id; room for
+        `spare_share` more rows (at least `min_spare`) after them (see dequantize)."""
+        if not self.exists():
+            return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
+        ids, raw = _read_rows(self.conn.execute(f"SELECT rowid, embedding FROM {self.table} ORDER BY rowid"), dim)
+        return ids, dequantize(raw, max(min_spare, int(spare_share * len(raw))) if spare_share else 0)
+
+    def load_ids(self, chunk_ids: list[int], dim: int) -> tuple[npt.NDArray[np.int64], Matrix]:
+        """The vectors of some chunks (ordered by id), for refreshing the matrix after an edit."""
+        if not chunk_ids or not self.exists():
+            return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
+        rows: list[tuple[int, bytes]] = []
+        for start in range(0, len(chunk_ids), 500):
+            part = chunk_ids[start:start + 500]
+            rows += self.conn.execute(
+                f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({','.join('?' * len(part))})", part).fetchall()
+        ids, raw = _read_rows(sorted(rows), dim)
+        return ids, dequantize(raw)
+
+    def knn_sql(self, query: Matrix, k: int) -> list[tuple[int, float]]:
+        """vec0 KNN in SQL (the seeds' baseline); returns (chunk id, cosine similarity)."""
+        if not self.backend.vec_version:
+            raise RuntimeError("vec0 KNN needs the sqlite-vec extension")
+        q = quantize(query.reshape(1, -1))[0].tobytes()
+        rows = self.conn.execute(
+            f"SELECT rowid, distance FROM {VEC0_TABLE} WHERE embedding MATCH vec_int8(?) AND k = ?", (q, k)
+        ).fetchall()
+        return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
