@@ -8,7 +8,7 @@ introspection such as __required_keys__ is right.
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PROTOCOL_VERSION = "1.7.0"
+PROTOCOL_VERSION = "1.8.0"
 
 METHODS: tuple[str, ...] = (
     "status",
@@ -591,7 +591,7 @@ class McpConfigResponse(TypedDict):
     http: McpHttpConfig
     stdio: McpStdioConfig
 
-    # Both snippets as one text to read and paste: what `sidecar mcp-config` prints.
+    # Both snippets as one text to read and paste: what `sidecar mcp-config` prints (since 1.8.0).
     text: str
 
 

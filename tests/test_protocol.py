@@ -49,7 +49,7 @@ def test_generated_files_are_up_to_date() -> None:
 
 def test_openrpc_shape(doc: dict[str, Any]) -> None:
     assert doc["openrpc"].startswith("1.3.")
-    assert doc["info"]["version"] == "1.7.0"
+    assert doc["info"]["version"] == "1.8.0"
     names = [m["name"] for m in doc["methods"]]
     assert len(names) == len(set(names))
     assert set(names) == REQUIRED_METHODS
@@ -197,7 +197,7 @@ def test_generated_python_header_and_syntax() -> None:
     ast.parse(text)
     ts = proto.TS_OUT.read_text(encoding="utf-8")
     assert "GENERATED, DO NOT EDIT" in ts.splitlines()[0]
-    assert 'export const PROTOCOL_VERSION = "1.7.0";' in ts
+    assert 'export const PROTOCOL_VERSION = "1.8.0";' in ts
     for method in REQUIRED_METHODS:
         assert f'"{method}": {{ params:' in ts
 
