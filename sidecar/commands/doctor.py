@@ -36,9 +36,10 @@ def check_python() -> Check:
 
 def check_sqlite() -> Check:
     from sidecar.store.db import connect  # noqa: PLC0415
+    from sidecar.store.reads import fts5_compiled  # noqa: PLC0415
 
     conn, backend = connect(":memory:")
-    fts = conn.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchone()[0]
+    fts = fts5_compiled(conn)
     conn.close()
     if not fts:
         return Check("sqlite", "fail", backend.description, "this SQLite lacks FTS5: `pip install sqlean.py`")
@@ -100,14 +101,15 @@ def check_vault(settings: Settings) -> Check:
 
 def check_index(settings: Settings) -> Check:
     from sidecar.store.db import connect  # noqa: PLC0415
+    from sidecar.store.reads import check_fts_integrity, integrity_check, note_count  # noqa: PLC0415
 
     if not settings.db_path.exists():
         return Check("index", "warn", f"no index yet at {settings.db_path}", "run `sidecar index` (or `sidecar serve`)")
     conn, _backend = connect(settings.db_path)
     try:
-        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
-        notes = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+        integrity = integrity_check(conn)
+        check_fts_integrity(conn)
+        notes = note_count(conn)
     except Exception as exc:
         return Check("index", "fail", f"{settings.db_path}: {exc}", "delete the index folder and run `sidecar index --full`")
     finally:

@@ -21,6 +21,7 @@ from sidecar.ingest.cjk import UNSPACED_CHAR
 from sidecar.rank.fuse import BAND_RULE, DEFAULT_HIGH, DEFAULT_LOW
 from sidecar.retrieve.search import term_coverage
 from sidecar.retrieve.view import IndexView
+from sidecar.store.reads import band_meta, chunk_body, chunk_count, chunk_ids
 
 OFF_TOPIC = (
     "how do I change a flat tyre on a mountain bike", "best chord progressions for a beginner guitarist",
@@ -58,11 +59,11 @@ UNSPACED_SHARE = 0.3  # a sentence this much in an unspaced script (CJK, Thai) i
 
 def pseudo_queries(index: IndexView, n: int, rng: random.Random) -> list[str]:
     conn = index.reader()
-    ids = [int(r[0]) for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+    ids = chunk_ids(conn)
     picked = rng.sample(ids, min(len(ids), n * 3))  # seeded: the same index calibrates the same way
     out: list[str] = []
     for chunk_id in picked:
-        (body,) = conn.execute("SELECT body FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
+        body = chunk_body(conn, chunk_id)
         sentences = [s.strip() for s in SENTENCE.findall(body) if len(_pieces(s)) >= 8 and "[REDACTED" not in s]
         if not sentences:
             continue
@@ -107,9 +108,8 @@ RECALIBRATE_GROWTH = 0.2  # automatic thresholds are re-measured when the vault 
 def needs_auto_calibration(index: IndexView) -> bool:
     """No thresholds yet, or automatic ones measured on a noticeably different vault, with another model
     or by another band rule (never manual ones)."""
-    meta = dict(index.reader().execute(
-        "SELECT key, value FROM meta WHERE key IN ('band_source', 'band_chunks', 'band_measured_with')").fetchall())
-    chunks = int(index.reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
+    meta = band_meta(index.reader())
+    chunks = chunk_count(index.reader())
     if index.embedder is None or chunks < MIN_CHUNKS or meta.get("band_source") == "manual":
         return False
     if "band_chunks" not in meta or meta.get("band_measured_with") != f"{index.embedder.fingerprint} {BAND_RULE}":
@@ -121,7 +121,7 @@ def needs_auto_calibration(index: IndexView) -> bool:
 def auto_calibrate(index: IndexView) -> None:
     """What runs after an index run: the validated thresholds, recorded for this model and rule. The
     populations (`calibrate`) would cost hundreds of searches at every first index and change nothing."""
-    chunks = int(index.reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
+    chunks = chunk_count(index.reader())
     index.save_thresholds(DEFAULT_LOW, DEFAULT_HIGH, source="auto", chunks=chunks)
 
 
@@ -150,7 +150,7 @@ def calibrate(index: IndexView, samples: int = 200, seed: int = 13, save: bool =
         "seconds": round(time.perf_counter() - started, 2),
     }
     if save:
-        chunks = int(index.reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
+        chunks = chunk_count(index.reader())
         index.save_thresholds(low, high, source=source, chunks=chunks)
     return report
 

@@ -16,6 +16,7 @@ from typing import Any
 from sidecar.errors import SidecarError
 from sidecar.retrieve.search import Ranking
 from sidecar.retrieve.view import IndexView
+from sidecar.store.reads import notes_linking_two_or_more
 
 K = 10
 
@@ -178,9 +179,7 @@ def hide_links(text: str) -> str:
 
 def link_prediction(index: IndexView, sample: int = 200, seed: int = 7) -> dict[str, float]:
     conn = index.reader()
-    rows = conn.execute(
-        "SELECT n.id, n.path, json_group_array(DISTINCT t.path) FROM notes n JOIN links l ON l.source_id = n.id"
-        " JOIN notes t ON t.id = l.target_id WHERE l.target_id != n.id GROUP BY n.id HAVING count(DISTINCT t.id) >= 2")
+    rows = notes_linking_two_or_more(conn)
     candidates = [(str(r[1]), set(json.loads(r[2]))) for r in rows]
     random.Random(seed).shuffle(candidates)  # noqa: S311  (a reproducible sample, not security)
     total = 0.0

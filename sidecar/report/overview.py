@@ -19,6 +19,14 @@ from typing import Any
 
 from sidecar.ingest.redact import redact
 from sidecar.retrieve.snapshot import Snapshot
+from sidecar.store.reads import (
+    all_tags,
+    attachment_count,
+    link_kind_counts,
+    link_totals,
+    notes_by_path,
+    wikilinks_with_folder_path,
+)
 
 TOP_FOLDERS = 15
 TOP_TAGS = 25
@@ -91,16 +99,16 @@ def vault_overview(conn: sqlite3.Connection, snapshot: Snapshot) -> dict[str, An
         "tags": top_tags(notes),
         "frontmatter_fields": frontmatter_fields(notes),
         "links": link_conventions(conn),
-        "attachments": int(conn.execute("SELECT count(*) FROM attachments").fetchone()[0]),
+        "attachments": attachment_count(conn),
     }
 
 
 def load_notes(conn: sqlite3.Connection) -> list[NoteRow]:
     tags: dict[int, list[str]] = defaultdict(list)
-    for note_id, tag in conn.execute("SELECT note_id, tag FROM tags"):
+    for note_id, tag in all_tags(conn):
         tags[int(note_id)].append(str(tag))
     rows = []
-    for note_id, path, title, frontmatter in conn.execute("SELECT id, path, title, frontmatter FROM notes ORDER BY path"):
+    for note_id, path, title, frontmatter in notes_by_path(conn):
         fm = _json_object(frontmatter)
         rows.append(NoteRow(int(note_id), str(path), str(title), fm, tuple(tags.get(int(note_id), ()))))
     return rows
@@ -287,14 +295,10 @@ def _scalars(value: object) -> Iterable[str]:
 
 # ---- links --------------------------------------------------------------------------------
 def link_conventions(conn: sqlite3.Connection) -> dict[str, Any]:
-    kinds = dict(conn.execute("SELECT kind, count(*) FROM links GROUP BY kind").fetchall())
+    kinds = link_kind_counts(conn)
     total = sum(int(v) for v in kinds.values())
-    wiki_with_path = int(conn.execute(
-        "SELECT count(*) FROM links WHERE kind IN ('link', 'embed') AND instr(target_raw, '/') > 0"
-        " AND target_raw NOT LIKE '%.md'").fetchone()[0])
-    row = conn.execute("SELECT count(*), sum(target_id IS NULL), sum(anchor IS NOT NULL) FROM links"
-                       " WHERE kind != 'embed'").fetchone()
-    links, unresolved, anchored = int(row[0] or 0), int(row[1] or 0), int(row[2] or 0)
+    wiki_with_path = wikilinks_with_folder_path(conn)
+    links, unresolved, anchored = link_totals(conn)
     wikilinks, markdown = int(kinds.get("link", 0)), int(kinds.get("markdown", 0))
     style = "none" if wikilinks + markdown == 0 else (
         "wikilinks" if wikilinks >= 3 * max(markdown, 1) else "markdown" if markdown >= 3 * max(wikilinks, 1) else "mixed")

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sidecar.store.snapshot_reads import edge_totals, edges, note_ids, note_totals
+
 DAMPING = 0.85
 ITERATIONS = 40  # converges to < 1e-6 on vaults of 10k notes well before this
 
@@ -26,20 +28,16 @@ class Graph:
         return self.out_links.get(note_id, set()) | self.in_links.get(note_id, set())
 
 
-EDGES_SQL = "SELECT DISTINCT source_id, target_id FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
-
-
 def graph_signature(conn: sqlite3.Connection) -> tuple[int, int]:
     """Changes whenever a note appears or goes, or an edge does; cheap next to PageRank."""
-    notes = conn.execute("SELECT count(*), coalesce(sum(id), 0) FROM notes").fetchone()
-    edges = conn.execute(f"SELECT count(*), coalesce(sum(source_id * 1000003 + target_id), 0) FROM ({EDGES_SQL})").fetchone()
-    return hash((tuple(notes), tuple(edges))), int(edges[0])
+    notes, links = note_totals(conn), edge_totals(conn)
+    return hash((notes, links)), int(links[0])
 
 
 def load_graph(conn: sqlite3.Connection) -> Graph:
     graph = Graph()
-    ids = [int(r[0]) for r in conn.execute("SELECT id FROM notes")]
-    for source, target in conn.execute(EDGES_SQL):
+    ids = note_ids(conn)
+    for source, target in edges(conn):
         graph.out_links[int(source)].add(int(target))
         graph.in_links[int(target)].add(int(source))
     rank = pagerank(ids, graph.out_links)

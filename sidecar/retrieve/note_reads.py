@@ -15,13 +15,14 @@ from sidecar.ingest.parse import parse_note
 from sidecar.ingest.redact import redact
 from sidecar.ingest.vault import UnreadableNote, Vault
 from sidecar.protocol_types import Backlink, NoteLinksResponse, Outlink, UnresolvedLink
+from sidecar.store.reads import backlink_rows, note_id_title, notes_by_recency, outlink_rows
 
 
 def note_row(conn: sqlite3.Connection, path: str) -> tuple[int, str]:
-    row = conn.execute("SELECT id, title FROM notes WHERE path = ?", (path,)).fetchone()
+    row = note_id_title(conn, path)
     if row is None:
         raise NotFound("no such note")
-    return int(row[0]), str(row[1])
+    return row
 
 
 def note_links(conn: sqlite3.Connection, vault: Vault, path: str) -> NoteLinksResponse:
@@ -31,15 +32,11 @@ def note_links(conn: sqlite3.Connection, vault: Vault, path: str) -> NoteLinksRe
     note_id, title = note_row(conn, confined)
     outlinks: list[Outlink] = [
         {"target_raw": r[0], "path": r[1], "anchor": r[2], "kind": r[3], "line": r[4], "ambiguous": bool(r[5])}
-        for r in conn.execute(
-            "SELECT target_raw, target_path, anchor, kind, line, ambiguous FROM links WHERE source_id = ? ORDER BY line",
-            (note_id,))
+        for r in outlink_rows(conn, note_id)
     ]
     backlinks: list[Backlink] = [
         {"path": r[0], "title": r[1], "line": r[2], "kind": r[3], "anchor": r[4]}
-        for r in conn.execute(
-            "SELECT n.path, n.title, l.line, l.kind, l.anchor FROM links l JOIN notes n ON n.id = l.source_id"
-            " WHERE l.target_id = ? AND l.source_id != ? ORDER BY n.path, l.line", (note_id, note_id))
+        for r in backlink_rows(conn, note_id)
     ]
     unresolved: list[UnresolvedLink] = [{"target_raw": o["target_raw"], "line": o["line"], "kind": o["kind"]} for o in outlinks if o["path"] is None]
     return {"path": confined, "title": title, "outlinks": outlinks, "backlinks": backlinks, "unresolved": unresolved}
@@ -111,7 +108,7 @@ def list_notes(conn: sqlite3.Connection, folder: str | None = None, tag: str | N
     fields = {"type": note_type} if note_type else {}
     filters = Filters(folder=folder, tag=tag, fields=fields, modified_since=modified_since)
     allowed = allowed_notes(conn, filters)
-    rows = conn.execute("SELECT id, path, title, mtime_ns, frontmatter FROM notes ORDER BY mtime_ns DESC").fetchall()
+    rows = notes_by_recency(conn)
     notes: list[dict[str, Any]] = []
     total = 0
     for note_id, path, title, mtime_ns, frontmatter in rows:

@@ -27,8 +27,10 @@ import numpy.typing as npt
 from sidecar.ingest.boilerplate import MIN_NOTES as BOILERPLATE_MIN_NOTES
 from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.ingest.linkres import PathIndex
-from sidecar.retrieve.graph import EDGES_SQL, Graph, graph_signature, load_graph
+from sidecar.retrieve.graph import Graph, graph_signature, load_graph
+from sidecar.store import snapshot_reads as reads
 from sidecar.store.db import Backend
+from sidecar.store.reads import attachment_paths, note_ids_by_path
 from sidecar.store.vectors import BLOCK_ROWS, Matrix, VectorTable
 
 
@@ -179,26 +181,23 @@ class FirstPass:
 
 
 def current_generation(conn: sqlite3.Connection) -> str:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    return "0" if row is None else str(row[0])
+    return reads.generation(conn)
 
 
 def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, prev: Snapshot | None = None) -> Snapshot:
     """A fresh snapshot; with `prev`, only what changed is read (an edit costs milliseconds, not a reload)."""
     generation = current_generation(conn)
-    owner = dict(conn.execute("SELECT id, note_id FROM chunks").fetchall())
+    owner = reads.chunk_owners(conn)
     ids, matrix = _vectors(conn, backend, dim, prev)
     notes = np.fromiter((owner.get(int(i), -1) for i in ids), dtype=np.int64, count=len(ids))
     keep = notes >= 0  # a vector whose chunk vanished (crash between deletes) is ignored
     signature = graph_signature(conn)
     graph = prev.graph if prev is not None and prev.graph_signature == signature else load_graph(conn)
-    note_ids = {str(r[0]): int(r[1]) for r in conn.execute("SELECT path, id FROM notes")}
-    attachments = [str(r[0]) for r in conn.execute("SELECT path FROM attachments")]
+    note_ids = note_ids_by_path(conn)
+    attachments = attachment_paths(conn)
     if not keep.all():  # a boolean index copies the matrix: only when there is a row to drop
         ids, matrix, notes = ids[keep], matrix[keep], notes[keep]
-    repeated = {int(r[0]): str(r[1]) for r in conn.execute(
-        "SELECT id, template FROM chunks WHERE template IN (SELECT template FROM chunks WHERE template != ''"
-        " GROUP BY template HAVING count(DISTINCT note_id) >= ?)", (BOILERPLATE_MIN_NOTES,))}
+    repeated = reads.boilerplate_chunks(conn, BOILERPLATE_MIN_NOTES)
     sections = Counter(owner.values())
     return Snapshot(generation, ids, matrix, notes, graph, len(owner), note_ids, attachments, signature,
                     sections=dict(sections), boilerplate=repeated, boilerplate_keys=frozenset(repeated.values()),
@@ -266,8 +265,7 @@ def follow_changes(prev: Snapshot, conn: sqlite3.Connection, backend: Backend, d
     if prev.generation != changes.before or not dim or (len(prev.vector_ids) and prev.matrix.shape[1] != dim):
         return None  # without a model the vectors say nothing of what went: a reload is as cheap
     ids = json.dumps(sorted(changes.notes))
-    rows = conn.execute("SELECT id, note_id, template FROM chunks WHERE note_id IN (SELECT value FROM json_each(?))",
-                        (ids,)).fetchall()
+    rows = reads.chunks_of_notes(conn, ids)
     current = {int(r[0]): int(r[1]) for r in rows}
     touched = np.fromiter(changes.notes, dtype=np.int64, count=len(changes.notes))
     old_rows = np.flatnonzero(np.isin(prev.vector_notes, touched))
@@ -326,7 +324,7 @@ def _same_edges(prev: Snapshot, conn: sqlite3.Connection, changes: NoteChanges, 
     if changes.structural:
         return False
     edges: dict[int, set[int]] = {}
-    for source, target in conn.execute(f"{EDGES_SQL} AND source_id IN (SELECT value FROM json_each(?))", (ids,)):
+    for source, target in reads.edges_from(conn, ids):
         edges.setdefault(int(source), set()).add(int(target))
     return all(edges.get(n, set()) == prev.graph.out_links.get(n, set()) for n in changes.notes)
 
@@ -335,8 +333,7 @@ def _followed_note_ids(prev: Snapshot, conn: sqlite3.Connection, changes: NoteCh
     if not changes.structural:
         return prev.note_ids  # no path changed
     note_ids = {path: i for path, i in prev.note_ids.items() if i not in changes.notes}
-    note_ids.update((str(r[0]), int(r[1])) for r in conn.execute(
-        "SELECT path, id FROM notes WHERE id IN (SELECT value FROM json_each(?))", (ids,)))
+    note_ids.update((str(r[0]), int(r[1])) for r in reads.note_paths_of(conn, ids))
     return note_ids
 
 
@@ -348,10 +345,8 @@ def _followed_boilerplate(prev: Snapshot, conn: sqlite3.Connection, written: dic
     if not templates and not gone & prev.boilerplate.keys():
         return prev.boilerplate
     boilerplate = {i: t for i, t in prev.boilerplate.items() if t not in templates and i not in gone}
-    boilerplate.update((int(r[0]), str(r[1])) for r in conn.execute(
-        "SELECT id, template FROM chunks WHERE template IN (SELECT template FROM chunks WHERE template IN"
-        " (SELECT value FROM json_each(?)) GROUP BY template HAVING count(DISTINCT note_id) >= ?)",
-        (json.dumps(sorted(templates)), BOILERPLATE_MIN_NOTES)))
+    boilerplate.update((int(r[0]), str(r[1])) for r in reads.boilerplate_chunks_among(
+        conn, json.dumps(sorted(templates)), BOILERPLATE_MIN_NOTES))
     return boilerplate
 
 

@@ -28,6 +28,8 @@ from sidecar.errors import Conflict, InvalidParams, NotFound, SidecarError, Vaul
 from sidecar.ingest.vault import NOTE_SUFFIX, decode_note
 from sidecar.retrieve.note_reads import find_section
 from sidecar.store.history import Change, History
+from sidecar.store.reads import links_into, name_is_free
+from sidecar.store.rows import note_exists
 from sidecar.write.files import UnsafePath, VaultFiles
 
 if TYPE_CHECKING:
@@ -252,7 +254,7 @@ class NoteWriter:
         return rel
 
     def _indexed(self, rel: str) -> bool:
-        return self.core.reader().execute("SELECT 1 FROM notes WHERE path = ?", (rel,)).fetchone() is not None
+        return note_exists(self.core.reader(), rel)
 
     def _rewrite(self, note: Current, text: str, client: str, op: str, summary: str) -> dict[str, Any]:
         data = note.fmt.encode(text)
@@ -323,15 +325,12 @@ class NoteWriter:
         """Every other note that links to `old`, rewritten to link to `new` (as Obsidian does on a
         rename), and the moved note's own new bytes when it links to itself."""
         conn = self.core.reader()
-        rows = conn.execute(
-            "SELECT n.path, l.line, l.target_raw FROM links l JOIN notes n ON n.id = l.source_id"
-            " JOIN notes t ON t.id = l.target_id WHERE t.path = ? ORDER BY n.path, l.line", (old,)).fetchall()
+        rows = links_into(conn, old)
         by_source: dict[str, list[tuple[int, str]]] = {}
         for source, line, target in rows:
             by_source.setdefault(str(source), []).append((int(line), str(target)))
         name = posixpath.basename(new)[:-len(NOTE_SUFFIX)].lower()
-        unique = conn.execute("SELECT count(*) FROM notes WHERE name_lower = ? AND path != ?",
-                              (name, old)).fetchone()[0] == 0
+        unique = name_is_free(conn, name, old)
         planned: list[Planned] = []
         own = None
         for source, links in by_source.items():
