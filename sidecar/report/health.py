@@ -31,6 +31,8 @@ import numpy.typing as npt
 from sidecar.ingest.embed import unit_rows
 from sidecar.ingest.linkres import PathIndex
 from sidecar.retrieve.related import RelatedWeights, related_score
+from sidecar.store import health_reads as reads
+from sidecar.store.reads import attachment_paths
 from sidecar.store.vectors import Matrix, VectorTable
 
 if TYPE_CHECKING:
@@ -229,14 +231,13 @@ class Context:
 
     @cached_property
     def skipped(self) -> dict[str, str]:
-        return {str(r[0]): str(r[1]) for r in self.conn.execute("SELECT path, reason FROM skipped ORDER BY path")}
+        return reads.skipped_reasons(self.conn)
 
     def bodies(self, note_ids: Iterable[int]) -> dict[int, str]:
         wanted = sorted(set(note_ids))
         if not wanted:
             return {}
-        rows = self.conn.execute("SELECT note_id, body FROM chunks WHERE note_id IN (SELECT value FROM json_each(?))"
-                                 " ORDER BY note_id, ordinal", (json.dumps(wanted),))
+        rows = reads.section_bodies(self.conn, wanted)
         parts: dict[int, list[str]] = defaultdict(list)
         for note_id, body in rows:
             parts[int(note_id)].append(str(body))
@@ -331,19 +332,10 @@ class Context:
 
 
 # ---- loading rows: all of them, or only those of some notes (health_cache) ---------------------------
-def only_notes(sql: str, column: str, note_ids: Iterable[int] | None, order: str = "") -> tuple[str, tuple[str, ...]]:
-    """The query, limited to the given notes' rows when there are any."""
-    if note_ids is None:
-        return f"{sql}{order}", ()
-    return f"{sql} WHERE {column} IN (SELECT value FROM json_each(?)){order}", (json.dumps(sorted(note_ids)),)
-
-
 def load_notes(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -> dict[int, NoteRow]:
     """Notes by id, in path order."""
-    rows = conn.execute(*only_notes("SELECT id, path, title, aliases, headings, block_ids, warnings, size, mtime_ns,"
-                               " frontmatter != '{}' FROM notes", "id", note_ids, " ORDER BY path"))
     notes = {}
-    for r in rows:
+    for r in reads.note_rows(conn, note_ids):
         warnings = tuple(json.loads(r[6]))
         has_frontmatter = bool(r[9]) or any(MALFORMED in w.lower() for w in warnings)
         notes[int(r[0])] = NoteRow(int(r[0]), r[1], r[2], tuple(json.loads(r[3])),
@@ -354,21 +346,17 @@ def load_notes(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) 
 
 def load_links(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -> list[LinkRow]:
     """Links of the notes (all notes: None), by source, line."""
-    rows = conn.execute(*only_notes("SELECT source_id, target_raw, anchor, kind, line, target_path, target_id, ambiguous"
-                               " FROM links", "source_id", note_ids, " ORDER BY source_id, line, id"))
     return [LinkRow(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5], None if r[6] is None else int(r[6]), bool(r[7]))
-            for r in rows]
+            for r in reads.link_rows(conn, note_ids)]
 
 
 def load_body_chars(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -> dict[int, int]:
-    rows = conn.execute(*only_notes("SELECT note_id, sum(length(trim(body))) FROM chunks", "note_id", note_ids,
-                               " GROUP BY note_id"))
-    return {int(r[0]): int(r[1] or 0) for r in rows}
+    return {int(r[0]): int(r[1] or 0) for r in reads.body_chars(conn, note_ids)}
 
 
 def load_tags(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -> dict[int, tuple[tuple[str, str], ...]]:
     tags: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    for note_id, tag, tag_lower in conn.execute(*only_notes("SELECT note_id, tag, tag_lower FROM tags", "note_id", note_ids)):
+    for note_id, tag, tag_lower in reads.tag_rows(conn, note_ids):
         tags[int(note_id)].append((str(tag), str(tag_lower)))
     return {n: tuple(t) for n, t in tags.items()}
 
@@ -901,7 +889,7 @@ def _ambiguous_links(ctx: Context) -> list[Item]:
     if not links:
         return []
     files = [*(n.path for n in ctx.notes.values()),
-             *(str(r[0]) for r in ctx.conn.execute("SELECT path FROM attachments"))]
+             *attachment_paths(ctx.conn)]
     index = PathIndex(files)
     items = []
     for link in links:
@@ -1020,7 +1008,7 @@ def _warning_line(warning: str) -> int:
 
 
 def _secrets(ctx: Context) -> list[Item]:
-    rows = ctx.conn.execute("SELECT note_id, kind, line FROM findings ORDER BY note_id, line")
+    rows = reads.credential_findings(ctx.conn)
     return [Item(ctx.notes[int(r[0])].path,
                  f"Contains a credential ({r[1]}). The index holds it redacted, but the file still has it.",
                  "Move it to a password manager, delete it from the note (and from backups and sync history), "
@@ -1116,7 +1104,7 @@ def _vector_coverage(ctx: Context) -> tuple[Counter[int], Counter[int]]:
     have = VectorTable(ctx.conn, ctx.index.backend).ids()
     missing: Counter[int] = Counter()
     total = Counter()
-    for chunk_id, note_id in ctx.conn.execute("SELECT id, note_id FROM chunks"):
+    for chunk_id, note_id in reads.chunk_notes(ctx.conn):
         total[int(note_id)] += 1
         if int(chunk_id) not in have:
             missing[int(note_id)] += 1

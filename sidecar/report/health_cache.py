@@ -53,6 +53,8 @@ from sidecar.report.health import (
     vector_rows_per_note,
 )
 from sidecar.retrieve.snapshot import Snapshot, current_generation
+from sidecar.store.health_reads import link_resolutions, link_sources, note_signatures
+from sidecar.store.reads import read_transaction
 
 if TYPE_CHECKING:
     from sidecar.ingest.vault import Vault
@@ -143,18 +145,14 @@ class HealthCache:
             if kept is not None and kept.findings.generation == current_generation(conn) and \
                     kept.embedder is index.embedder:
                 return kept.findings
-            nested = conn.in_transaction
-            if not nested:
-                conn.execute("BEGIN")  # one state of the index for the snapshot and every row read
-            collecting = gc.isenabled()
-            gc.disable()  # the kept rows are ~10^5 objects: a full collection mid-way cost 100+ ms a report
-            try:
-                self._kept = _advance(index, kept)
-            finally:
-                if collecting:
-                    gc.enable()
-                if not nested:
-                    conn.execute("COMMIT")  # nothing was written: this only ends the read snapshot
+            with read_transaction(conn):  # one state of the index for the snapshot and every row read
+                collecting = gc.isenabled()
+                gc.disable()  # the kept rows are ~10^5 objects: a full collection mid-way cost 100+ ms a report
+                try:
+                    self._kept = _advance(index, kept)
+                finally:
+                    if collecting:
+                        gc.enable()
             return self._kept.findings
 
 
@@ -174,10 +172,7 @@ def _advance(index: IndexView, kept: Kept | None) -> Kept:
     snap = index.snapshot()  # inside the read transaction: the snapshot of exactly this generation
     snapped = time.perf_counter()
     conn = index.reader()
-    # One string a note, joined by SQLite: building 17k tuples in Python cost 50 ms a call.
-    signatures: dict[int, str] = dict(conn.execute(
-        "SELECT id, path || char(0) || content_hash || char(0) || indexed_at || char(0) || size || char(0) || mtime_ns"
-        " FROM notes").fetchall())
+    signatures = note_signatures(conn)
     changed = _changed(kept.signatures, signatures) if kept is not None else set()
     if kept is None or len(changed) > FULL_RELOAD_SHARE * max(len(signatures), 1) or \
             kept.embedder is not index.embedder or kept.snapshot.matrix.shape[1:] != snap.matrix.shape[1:]:
@@ -319,8 +314,7 @@ def _by_source(links: Iterable[LinkRow]) -> dict[int, list[LinkRow]]:
 
 
 def _resolution(index: IndexView) -> dict[int, tuple[int | None, bool]]:
-    return {int(r[0]): (None if r[1] is None else int(r[1]), bool(r[2])) for r in index.reader().execute(
-        "SELECT id, target_id, ambiguous FROM links")}
+    return link_resolutions(index.reader())
 
 
 def _relinked(conn: Any, before: dict[int, tuple[int | None, bool]],
@@ -329,8 +323,7 @@ def _relinked(conn: Any, before: dict[int, tuple[int | None, bool]],
     moved = [lid for lid, res in now.items() if before.get(lid, res) != res]
     if not moved:
         return set()
-    rows = conn.execute(*health.only_notes("SELECT DISTINCT source_id FROM links", "id", moved))
-    return {int(r[0]) for r in rows}
+    return link_sources(conn, moved)
 
 
 # ---- sections ----------------------------------------------------------------------------------

@@ -5,9 +5,24 @@ snapshot_reads.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+
+@contextlib.contextmanager
+def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One state of the index for every read in the block, even while the writer commits; inside a
+    transaction already open, that one."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")  # nothing was written: this only ends the read snapshot
 
 
 # ---- the database itself (doctor) -------------------------------------------------------------
