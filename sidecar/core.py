@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ from sidecar.retrieve.search import Filters, Ranking, Searcher
 from sidecar.retrieve.snapshot import NoteChanges, Snapshot, SnapshotCache, current_generation
 from sidecar.store.db import SCHEMA_VERSION, connect
 from sidecar.store.indexer import LINKS_PENDING, Indexer, IndexReport, ProgressFn
+from sidecar.store.reads import read_transaction
 from sidecar.store.rows import (
     Store,
     has_notes,
@@ -261,20 +262,11 @@ class VaultIndex:
         result["vectors_loading"] = loading
         return result
 
-    @contextlib.contextmanager
-    def _one_read(self) -> Iterator[Any]:
+    def _one_read(self) -> contextlib.AbstractContextManager[Any]:
         """One read transaction for a whole answer: the vectors (snapshot), the candidates and the rows
         they point at all come from one state of the index, even while the writer commits (a search
         during a rebuild found chunk ids the next statement no longer saw)."""
-        conn = self.reader()
-        if conn.in_transaction:
-            yield conn
-            return
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")  # nothing was written: this only ends the read snapshot
+        return read_transaction(self.reader())
 
     def note_links(self, path: str) -> NoteLinksResponse:
         return note_reads.note_links(self.reader(), self.vault, path)
