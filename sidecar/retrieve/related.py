@@ -36,6 +36,7 @@ from sidecar.protocol_types import (
 from sidecar.rank.fuse import Thresholds, related_band
 from sidecar.retrieve.lexical import make_snippet
 from sidecar.retrieve.snapshot import Snapshot
+from sidecar.store import search_reads as reads
 from sidecar.store.rows import embed_text
 
 SEMANTIC_ROWS = 4000  # rows sorted after the similarity product (200 notes are kept)
@@ -128,21 +129,20 @@ class Related:
 
     # ---- the source ---------------------------------------------------------------------
     def _note_id(self, path: str) -> int | None:
-        row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
-        return None if row is None else int(row[0])
+        return reads.note_id_at(self.conn, path)
 
     def _source_from_note(self, path: str, cursor_heading: str | None) -> Source:
         note_id = self._note_id(path)
         if note_id is None:
             raise NotFound(f"no indexed note at {path!r}")
-        rows = self.conn.execute("SELECT id, heading FROM chunks WHERE note_id = ? ORDER BY ordinal", (note_id,)).fetchall()
+        rows = reads.note_sections(self.conn, note_id)
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         pos = self.snap.rows_for(ids) if len(ids) else np.zeros(0, np.int64)
         keep = pos >= 0
         vectors = self.snap.matrix[pos[keep]] if keep.any() else np.zeros((0, 1), np.float32)
         headings = [r[1] for r, k in zip(rows, keep, strict=True) if k]
         repeated = [int(i) in self.snap.boilerplate for i in ids[keep]]
-        tags = {r[0] for r in self.conn.execute("SELECT tag_lower FROM tags WHERE note_id = ?", (note_id,))}
+        tags = reads.note_tags(self.conn, note_id)
         return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading, repeated),
                       set(self.snap.graph.out_links.get(note_id, set())), tags)
 
@@ -254,16 +254,13 @@ class Related:
     def _shared_tags(self, tags: set[str]) -> dict[int, int]:
         if not tags:
             return {}
-        marks = ",".join("?" * len(tags))
-        rows = self.conn.execute(f"SELECT note_id, count(*) FROM tags WHERE tag_lower IN ({marks}) GROUP BY note_id",
-                                 list(tags))
-        return {int(r[0]): int(r[1]) for r in rows}
+        return reads.shared_tag_counts(self.conn, tags)
 
     # ---- output -------------------------------------------------------------------------
     def _results(self, ranked: list[tuple[int, dict[str, Any]]], src: Source) -> list[RelatedNote]:
         results: list[RelatedNote] = []
         for note_id, e in ranked:
-            note = self.conn.execute("SELECT path, title FROM notes WHERE id = ?", (note_id,)).fetchone()
+            note = reads.note_path_title(self.conn, note_id)
             if note is None:
                 continue
             chunk = self._best_chunk(note_id, e["chunk"])
@@ -281,11 +278,8 @@ class Related:
 
     def _best_chunk(self, note_id: int, chunk_id: int | None) -> tuple[str, str, int] | None:
         if chunk_id is not None:
-            row = self.conn.execute("SELECT heading, body, start_line FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
-        else:
-            row = self.conn.execute("SELECT heading, body, start_line FROM chunks WHERE note_id = ? ORDER BY ordinal LIMIT 1",
-                                    (note_id,)).fetchone()
-        return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
+            return reads.section_excerpt(self.conn, chunk_id)
+        return reads.first_section_excerpt(self.conn, note_id)
 
 
 def _reasons(e: dict[str, Any], already_linked: bool) -> list[RelatedReason]:

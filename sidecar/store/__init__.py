@@ -3,5 +3,5 @@
 
 Connecting (driver, sqlite-vec, schema), vector storage, the rows of notes/chunks/links/tags (the
 writes), the reads the upper layers ask of the index as functions over a reader's connection (reads:
-notes, links, counts, the read transaction; health_reads; snapshot_reads), the history database, and
+notes, links, counts, the read transaction; health_reads; search_reads; snapshot_reads), the history database, and
 the indexer: the one writer that runs ingest into the store. May import ingest and the kernel."""
