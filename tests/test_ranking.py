@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from sidecar.core import VaultIndex
-from sidecar.retrieve.search import Candidates, Ranking, fuse_legs
+from sidecar.retrieve.lexical import without_link_targets
+from sidecar.retrieve.search import Candidates, Ranking, fuse_legs, section_coverage
 from tests.conftest import open_index
 
 TOPICS = ["chess games move by move", "dice tables", "kanban boards", "tarot spreads", "music scores", "recipe scaling",
@@ -93,3 +95,41 @@ def test_a_section_with_every_query_word_is_not_outvoted_by_partial_matches() ->
     assert even[2] > even[1]
     no_strict = fuse_legs(replace(cands, lexical_strict=0), weights, Ranking())
     assert no_strict == even  # nothing holds every word (most CJK questions): the leg is not thinned
+
+
+def test_a_word_held_only_in_a_link_target_names_the_linked_note(tmp_path: Path) -> None:
+    """Our demo vault, "sourdough starter": a short note "next to the [[Sourdough Bread]] starter" came
+    before Sourdough Bread itself. `Ranking.mention_weight` (off by default: within noise on every set,
+    docs/ranking.md) counts "sourdough" there as a mention of the linked note, not of the Kombucha note."""
+    vault = tmp_path / "vault"
+    (vault / "Cooking").mkdir(parents=True)
+    (vault / "Cooking" / "Sourdough Bread.md").write_text(
+        "# Sourdough Bread\n\nA basic country loaf: 75 % hydration, 20 % levain, 2 % salt.\n\n## Timeline\n\nFeed "
+        "the starter the evening before so it peaks in the morning, then mix and rest.\n\n## Flour\n\nBread flour "
+        "and a tenth of whole wheat.\n\n## Shaping\n\nPre-shape, rest, then a tight final shape.\n\n## Troubleshooting"
+        "\n\nA dense crumb is underproofed dough, almost always.\n\n## Baking\n\nBake in a Dutch oven.\n",
+        encoding="utf-8")
+    (vault / "Cooking" / "Kombucha.md").write_text(
+        "# Kombucha\n\nSecond fermentation with ginger: the scoby hotel lives next to the [[Sourdough Bread]] starter.\n",
+        encoding="utf-8")
+    (vault / "Garden.md").write_text("# Garden\n\nWater the tomatoes in the morning.\n", encoding="utf-8")
+    idx = open_index(vault, tmp_path / "idx")
+    idx.index()
+    try:
+        def scores(ranking: Ranking) -> dict[str, float]:
+            return {r["path"]: r["score"] for r in idx.search("sourdough starter", ranking=ranking)["results"]}
+        counted, mentioned = scores(Ranking()), scores(replace(Ranking(), mention_weight=0.0))
+        assert next(iter(mentioned)) == "Cooking/Sourdough Bread.md"
+        assert mentioned["Cooking/Kombucha.md"] < counted["Cooking/Kombucha.md"]
+        assert mentioned["Cooking/Sourdough Bread.md"] == counted["Cooking/Sourdough Bread.md"]  # no link, no change
+    finally:
+        idx.close()
+
+
+def test_an_alias_is_text_and_a_link_target_is_a_mention() -> None:
+    row = {"heading": "Kombucha", "context": "Kombucha", "body": "next to the [[Sourdough Bread|sourdough]] "
+           "jar and the [[Starter]] ![[starter.png]]"}
+    assert section_coverage(["sourdough", "starter"], row) == 1.0  # off: every word counts
+    assert section_coverage(["sourdough", "starter"], row, 0.0) == 0.5  # the alias is shown text; the targets are not
+    assert section_coverage(["sourdough", "starter"], row, 0.5) == 0.75
+    assert without_link_targets("plain text") == "plain text"

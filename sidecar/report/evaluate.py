@@ -75,6 +75,7 @@ def configs(base: Ranking) -> list[Config]:
         Config("full-no-query-aware", "hybrid", replace(base, query_aware=False)),
         Config("full-no-graph", "hybrid", replace(base, graph_weight=0.0)),
         Config("full+sections", "hybrid", replace(base, section_bonus=base.section_bonus or 0.1)),
+        Config("full+mentions", "hybrid", replace(base, mention_weight=0.0)),  # link targets name the linked note
         Config("full-no-coverage", "hybrid", replace(base, coverage_weight=0.0)),
         Config("full-k60", "hybrid", replace(base, rrf_k=60)),
         Config("full-no-long-note-damping", "hybrid", replace(base, long_note_damping=0.0)),

@@ -167,3 +167,13 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((s, e))
     return merged
+
+
+# `[[Target]]`, `[[Target#Heading]]`, `![[Target]]`, `[[Target|alias]]`: group 1 the target, group 2 the alias.
+LINK_TARGET = re.compile(r"!?\[\[([^\]|\n]*)(?:\|([^\]\n]*))?\]\]")
+
+
+def without_link_targets(text: str) -> str:
+    """The text less the names of the notes it links to: `[[Target|alias]]` keeps its alias, `[[Target]]`
+    goes. A word found only in a link's target is a mention of that note, not this section's subject."""
+    return LINK_TARGET.sub(lambda m: f" {m.group(2) or ''} ", text) if "[[" in text else text

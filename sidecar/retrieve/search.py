@@ -31,7 +31,7 @@ from sidecar.protocol_types import (
 )
 from sidecar.rank.evidence import QueryEvidence, count_cap, query_evidence
 from sidecar.rank.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
-from sidecar.retrieve.lexical import LexicalQuery, build_query, make_snippet
+from sidecar.retrieve.lexical import LexicalQuery, build_query, make_snippet, without_link_targets
 from sidecar.retrieve.snapshot import Snapshot
 
 Mode = Literal["hybrid", "lexical", "semantic"]
@@ -100,6 +100,8 @@ class Ranking:
     loose_weight: float = 0.5  # lexical sections holding only some of the query's words count this share of
     # a full lexical vote: on a long paraphrase, notes sharing a few literal words outvote the semantic leg
     band_order: bool = False  # within the page, higher bands first (ties keep the ranking's order)
+    mention_weight: float = 1.0  # what a query word a section holds only inside a link's target (`[[Sourdough
+    # Bread]]`) counts for its coverage: 1.0 as any word (off); 0.0 moved every set within noise (docs/ranking.md)
 
 
 def allowed_notes(conn: sqlite3.Connection, filters: Filters) -> set[int] | None:
@@ -281,14 +283,23 @@ def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window
 
 
 def apply_coverage_boost(hits: list[NoteHit], chunk_rows: dict[int, dict[str, Any]], terms: Sequence[str],
-                         weight: float, window: int = 30) -> None:
+                         weight: float, mention_weight: float = 1.0, window: int = 30) -> None:
     """A note whose best section holds every query word outranks one that holds some of them, even when
     other boosts (graph, several sections) favour the partial match. Neutral for one-word queries."""
     if weight <= 0 or len(terms) < 2:
         return
     for hit in hits[:window]:
-        row = chunk_rows[hit.chunks[0]]
-        hit.coverage_boost = weight * term_coverage(terms, f"{row['heading']} {row['body']} {row['context']}")
+        hit.coverage_boost = weight * section_coverage(terms, chunk_rows[hit.chunks[0]], mention_weight)
+
+
+def section_coverage(terms: Sequence[str], row: dict[str, Any], mention_weight: float = 1.0) -> float:
+    """Share of the query's words the section holds, a word held only inside a link's target counting
+    `mention_weight` of one ("next to the [[Sourdough Bread]] starter" is no section about sourdough)."""
+    held = term_coverage(terms, f"{row['heading']} {row['body']} {row['context']}")
+    if mention_weight >= 1.0 or "[[" not in row["body"]:
+        return held
+    own = term_coverage(terms, f"{row['heading']} {without_link_targets(row['body'])} {row['context']}")
+    return own + mention_weight * (held - own)
 
 
 def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ranking, now: float) -> None:
@@ -394,7 +405,7 @@ class Searcher:
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
         evidence = query_evidence(counts, self.snap.chunk_count)
-        apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight)
+        apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
