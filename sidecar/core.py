@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from sidecar import __version__
 from sidecar.config import HOLD_MODEL_ENV, Settings, env_text
@@ -29,9 +29,15 @@ from sidecar.protocol_types import (
     HEALTH_PAGE_LIMIT_DEFAULT,
     RELATED_LIMIT_DEFAULT,
     SEARCH_LIMIT_DEFAULT,
+    BandThresholds,
+    HealthPageResponse,
+    HealthResponse,
+    HealthSummaryResponse,
+    ModelInfo,
     NoteLinksResponse,
     RelatedResponse,
     SearchResponse,
+    SkippedFile,
 )
 from sidecar.rank.fuse import BAND_RULE, DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.report.calibrate import auto_calibrate, needs_auto_calibration
@@ -63,6 +69,33 @@ log = logging.getLogger(__name__)
 REDACTION_RULES = "redaction_rules"  # meta key: fingerprint of the rules the stored text went through
 
 
+class IndexStatus(TypedDict):
+    """StatusResponse less what only `serve` knows (protocol_version, progress, mcp, indexing: server.py
+    adds them). Typing has no "StatusResponse without these keys", so the keys are listed here; mypy ties
+    them to the schema where server.py unpacks this into a StatusResponse (a key missing, extra or of
+    another type is an error there)."""
+
+    version: str
+    vault: str
+    index_dir: str
+    index_bytes: int
+    schema_version: int
+    backend: str
+    vector_store: str
+    vector_search: str
+    model: ModelInfo
+    notes: int
+    chunks: int
+    chunks_with_vectors: int
+    chunks_without_vectors: int
+    vectors_available: bool
+    skipped: list[SkippedFile]
+    last_indexed_at: float | None
+    building: bool
+    bands: BandThresholds
+    complete: bool
+
+
 @dataclass(frozen=True, slots=True)
 class ModelState:
     name: str | None
@@ -71,7 +104,7 @@ class ModelState:
     error: str | None
     loading: bool = False  # `serve` answers before the model is in (VaultIndex.load_model)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> ModelInfo:
         return {"name": self.name, "fingerprint": self.fingerprint, "dim": self.dim,
                 "available": self.error is None and not self.loading, "error": self.error, "loading": self.loading}
 
@@ -129,17 +162,17 @@ class VaultIndex:
             self.writes.history.close()
         self.store.conn.close()
 
-    def health(self, sections: list[str] | None = None) -> dict[str, Any]:
+    def health(self, sections: list[str] | None = None) -> HealthResponse:
         from sidecar.report.health_pages import build_health  # noqa: PLC0415  (a report, not part of every query path)
 
         return build_health(self, sections)
 
-    def health_summary(self) -> dict[str, Any]:
+    def health_summary(self) -> HealthSummaryResponse:
         from sidecar.report.health_pages import health_summary  # noqa: PLC0415
 
         return health_summary(self)
 
-    def health_page(self, section: str, limit: int = HEALTH_PAGE_LIMIT_DEFAULT, cursor: str | None = None) -> dict[str, Any]:
+    def health_page(self, section: str, limit: int = HEALTH_PAGE_LIMIT_DEFAULT, cursor: str | None = None) -> HealthPageResponse:
         from sidecar.report.health_pages import health_page  # noqa: PLC0415
 
         return health_page(self, section, limit, cursor)
@@ -229,10 +262,10 @@ class VaultIndex:
         if problem is not None and not self.building:
             raise problem
 
-    def thresholds_info(self) -> dict[str, object]:
+    def thresholds_info(self) -> BandThresholds:
         t = self._stored_bands()  # straight from meta: status must not load the vectors to say this
         source = meta_value(self.reader(), "band_source")
-        return {"high": t.high, "low": t.low, "source": source or "default"}
+        return {"high": t.high, "low": t.low, "source": "auto" if source == "auto" else "manual" if source == "manual" else "default"}
 
     def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: dict[str, Any] | None = None,
                mode: str = "hybrid",
@@ -346,7 +379,7 @@ class VaultIndex:
             self.store.checkpoint()
 
     # ---- status -------------------------------------------------------------------------
-    def status(self) -> dict[str, object]:
+    def status(self) -> IndexStatus:
         conn = self.reader()
         notes, chunks = row_counts(conn)
         # The reader's own view: the writer's connection may be mid-transaction in another thread.

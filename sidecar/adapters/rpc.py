@@ -26,6 +26,9 @@ from sidecar.protocol_types import (
     SEARCH_EXPLAIN_DEFAULT,
     SEARCH_LIMIT_DEFAULT,
     SEARCH_TYPED_DEFAULT,
+    EditsResponse,
+    StatusResponse,
+    UndoResponse,
 )
 from sidecar.serve.connwatch import ConnectionWatch, aiohttp_factory
 from sidecar.serve.events import EventBus
@@ -47,12 +50,12 @@ class Service(Protocol):
     gate: ReadGate  # shared with the MCP port
 
     def call_core(self, name: str, **kwargs: Any) -> Any: ...  # blocking; runs in a worker thread
-    def status(self) -> dict[str, Any]: ...
+    def status(self) -> StatusResponse: ...
     def request_reindex(self, full: bool) -> bool: ...
     def request_shutdown(self) -> None: ...
     def mcp_config(self) -> dict[str, Any]: ...
-    def edits(self, limit: int, offset: int) -> dict[str, Any]: ...  # blocking
-    def undo(self, edit: int) -> dict[str, Any]: ...  # blocking
+    def edits(self, limit: int, offset: int) -> EditsResponse: ...  # blocking
+    def undo(self, edit: int) -> UndoResponse: ...  # blocking
 
 
 def _wrap(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:

@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +165,7 @@ def _phase_lines() -> Callable[[Progress], None]:
     return show
 
 
-def _index_text(report: dict[str, Any], status: dict[str, Any]) -> str:
+def _index_text(report: dict[str, Any], status: Mapping[str, Any]) -> str:
     lines = [
         f"indexed {status['vault']} in {report['seconds']:.2f} s"
         f"{' (full rebuild)' if report['full'] else ''}{' (cancelled: run again to finish)' if report['cancelled'] else ''}",
@@ -182,13 +182,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     from sidecar.serve.ports import running_state  # noqa: PLC0415
 
     index = open_index(args)
-    status = index.status()
-    status["serving"] = running_state(index.settings.index_dir)  # a running `serve` for this index, or None
+    # and a running `serve` for this index, or None
+    status: dict[str, Any] = {**index.status(), "serving": running_state(index.settings.index_dir)}
     emit(args, status, lambda: _status_text(status))
     return 0
 
 
-def _status_text(s: dict[str, Any]) -> str:
+def _status_text(s: Mapping[str, Any]) -> str:
     model = s["model"]
     state = "complete" if s["complete"] else (
         "INCOMPLETE: chunks without vectors (lexical search only for them)" if s["chunks_without_vectors"] else "not built")

@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidecar.commands.doctor import Check, run_checks
 from sidecar.commands.vaults import KnownVault
 from sidecar.config import Settings
 from sidecar.store.indexer import Progress
+
+if TYPE_CHECKING:
+    from sidecar.core import IndexStatus
 
 Ask = Callable[[str], str]
 
@@ -50,7 +53,7 @@ def pick_vault(vaults: list[KnownVault], ask: Ask, where: list[Path]) -> Path:
 class InitResult:
     checks: list[Check]
     report: dict[str, Any] | None = None
-    status: dict[str, Any] | None = None
+    status: IndexStatus | None = None
     mcp: dict[str, Any] | None = None
     hook: dict[str, Any] | None = None
 

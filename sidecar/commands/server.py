@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from aiohttp import web
 
@@ -29,7 +29,17 @@ from sidecar.adapters.rpc import OBSIDIAN_ORIGIN, WatchedSite, build_app
 from sidecar.config import Settings
 from sidecar.core import VaultIndex
 from sidecar.errors import InvalidParams, ShuttingDown, WritesDisabled
-from sidecar.protocol_types import EDITS_LIST_LIMIT_DEFAULT, EDITS_LIST_OFFSET_DEFAULT, PROTOCOL_VERSION
+from sidecar.protocol_types import (
+    EDITS_LIST_LIMIT_DEFAULT,
+    EDITS_LIST_OFFSET_DEFAULT,
+    PROTOCOL_VERSION,
+    EditsResponse,
+    IndexingStats,
+    IndexRunCost,
+    StatusResponse,
+    UndoResponse,
+)
+from sidecar.protocol_types import Progress as ProgressInfo
 from sidecar.serve.connwatch import ConnectionWatch
 from sidecar.serve.events import EventBus
 from sidecar.serve.gate import ReadGate
@@ -76,8 +86,8 @@ class SidecarService:
         self._full = False
         self._scan = True  # the first run scans; later ones only when events cannot say what changed
         self._changed: set[str] = set()  # watcher paths not indexed yet
-        self.indexing: dict[str, Any] = {"event_runs": 0, "scans": 0, "last_event_run": None, "last_scan": None}
-        self.progress: dict[str, Any] | None = None
+        self.indexing: IndexingStats = {"event_runs": 0, "scans": 0, "last_event_run": None, "last_scan": None}
+        self.progress: ProgressInfo | None = None
         self._last_progress = 0.0
         self.mcp = McpPlacement(None, None)  # where MCP ended up (ports.py)
         self.mcp_token: str | None = None
@@ -90,13 +100,9 @@ class SidecarService:
             raise InvalidParams(f"unknown core method {name}")
         return getattr(self.core, name)(**kwargs)
 
-    def status(self) -> dict[str, Any]:
-        status = self.core.status()
-        status["progress"] = self.progress
-        status["indexing"] = self.indexing
-        status["protocol_version"] = PROTOCOL_VERSION
-        status["mcp"] = self.mcp.to_json()
-        return status
+    def status(self) -> StatusResponse:
+        return {**self.core.status(), "progress": self.progress, "indexing": self.indexing,
+                "protocol_version": PROTOCOL_VERSION, "mcp": self.mcp.to_json()}
 
     def request_reindex(self, full: bool = False) -> bool:
         self._full = self._full or full
@@ -126,12 +132,12 @@ class SidecarService:
             self._scan = True
         self._wake.set()
 
-    def edits(self, limit: int = EDITS_LIST_LIMIT_DEFAULT, offset: int = EDITS_LIST_OFFSET_DEFAULT) -> dict[str, Any]:
+    def edits(self, limit: int = EDITS_LIST_LIMIT_DEFAULT, offset: int = EDITS_LIST_OFFSET_DEFAULT) -> EditsResponse:
         if self.core.writes is None:
             return {"writes_enabled": False, "edits": [], "total": 0, "next_offset": None}
-        return {"writes_enabled": True, **self.core.writes.edits_page(limit, offset)}
+        return self.core.writes.edits_page(limit, offset)
 
-    def undo(self, edit: int) -> dict[str, Any]:
+    def undo(self, edit: int) -> UndoResponse:
         if self.core.writes is None:
             raise WritesDisabled("writes are off: start the sidecar with --allow-writes")
         done = self.core.writes.undo(edit, "Obsidian (undo)")
@@ -167,13 +173,16 @@ class SidecarService:
             self._count(report, "last_scan" if notes is None else "last_event_run")
             await self._announce(report, reloaded=notes is None)
 
-    def _count(self, report: IndexReport, kind: str) -> None:
+    def _count(self, report: IndexReport, kind: Literal["last_scan", "last_event_run"]) -> None:
         """What status says of the runs: how many of each kind, and what the last one cost."""
-        self.indexing = {**self.indexing, kind: {
+        run: IndexRunCost = {
             "seconds": round(report.seconds, 4), "cpu_seconds": round(report.cpu_seconds, 4),
-            "changed": report.added + report.updated + report.renamed + report.deleted, "at": time.time()}}
-        counter = "scans" if kind == "last_scan" else "event_runs"
-        self.indexing[counter] += 1
+            "changed": report.added + report.updated + report.renamed + report.deleted, "at": time.time()}
+        # a new dict each time: a status being read on another thread keeps the one it had
+        if kind == "last_scan":
+            self.indexing = {**self.indexing, "scans": self.indexing["scans"] + 1, "last_scan": run}
+        else:
+            self.indexing = {**self.indexing, "event_runs": self.indexing["event_runs"] + 1, "last_event_run": run}
 
     async def _scan_run(self, full: bool) -> IndexReport:
         self.cancel_index.clear()

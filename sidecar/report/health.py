@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ from sidecar.store.vectors import Matrix, VectorTable
 if TYPE_CHECKING:
     from sidecar.ingest.embed import Embedder
     from sidecar.ingest.vault import Vault
+    from sidecar.protocol_types import HealthItem, HealthResponse
     from sidecar.retrieve.snapshot import Snapshot
     from sidecar.retrieve.view import IndexView
 
@@ -111,13 +112,14 @@ class Item:
     data: dict[str, Any] = field(default_factory=dict)  # machine-readable details: link target, kind, tags...
     key: Any = field(default=None, repr=False, compare=False)  # what its suggestions start from (note id, link...)
 
-    def to_json(self, default: Severity, details: bool) -> dict[str, Any]:
+    def to_json(self, default: Severity, details: bool) -> HealthItem:
         """The protocol's HealthItem; `details` adds the `data` fields (tests, `sidecar health --json`)."""
-        out: dict[str, Any] = {"path": self.path, "line": self.line, "message": self.message, "fix": self.fix,
-                               "severity": self.severity or default}
+        out: HealthItem = {"path": self.path, "line": self.line, "message": self.message, "fix": self.fix,
+                           "severity": self.severity or default}
         if self.related is not None:
             out["related"] = [{"path": r["path"], "title": r["title"], "score": r["score"]} for r in self.related]
-        return {**self.data, **out} if details else out
+        # `details` keys lie beyond the schema (a TypedDict allows extra keys at run time, not in a literal)
+        return cast("HealthItem", {**self.data, **out}) if details else out
 
 
 @dataclass(frozen=True, slots=True)
@@ -1213,14 +1215,14 @@ LOADED = frozenset(("notes", "links", "edges", "body_chars", "vectors", "disk", 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def _summary_line(report: dict[str, Any]) -> str:
+def _summary_line(report: HealthResponse) -> str:
     s = report["summary"]
     counts = ", ".join(f"{sec['title'].split(' (')[0].split(':')[0].lower()} {sec['count']}"
                        for sec in report["sections"] if sec["count"])
     return f"{s['notes']} notes; " + (counts or "nothing to report")
 
 
-def to_text(report: dict[str, Any], max_items: int = 20) -> str:
+def to_text(report: HealthResponse, max_items: int = 20) -> str:
     lines = [f"Vault health ({report['took_ms']:.0f} ms)", _summary_line(report)]
     for sec in sorted(report["sections"], key=lambda s: SEVERITY_ORDER[s["severity"]]):
         if not sec["count"]:
@@ -1236,7 +1238,7 @@ def to_text(report: dict[str, Any], max_items: int = 20) -> str:
     return "\n".join(lines)
 
 
-def to_markdown(report: dict[str, Any], max_items: int = 50) -> str:
+def to_markdown(report: HealthResponse, max_items: int = 50) -> str:
     """A report to save as a note. Paths are `code`, never [[links]]: saving it must not change the graph."""
     # No tags in the frontmatter: a tag only this note carries would be the next report's "tag used once".
     # Local time, with its offset: the note is read by the person who saved it, in their time zone.

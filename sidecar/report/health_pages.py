@@ -5,10 +5,20 @@ that find them are in health.py."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from sidecar.errors import InvalidParams
-from sidecar.protocol_types import HEALTH_PAGE_LIMIT_DEFAULT, HEALTH_PAGE_LIMIT_MAX, HEALTH_PAGE_LIMIT_MIN
+from sidecar.protocol_types import (
+    HEALTH_PAGE_LIMIT_DEFAULT,
+    HEALTH_PAGE_LIMIT_MAX,
+    HEALTH_PAGE_LIMIT_MIN,
+    HealthPageResponse,
+    HealthResponse,
+    HealthSection,
+    HealthSectionCount,
+    HealthSummary,
+    HealthSummaryResponse,
+)
 
 if TYPE_CHECKING:
     from sidecar.retrieve.view import IndexView
@@ -45,7 +55,7 @@ def _with_suggestions(found: Findings, ctx: Context, spec: SectionSpec, items: l
 
 
 def build_health(index: IndexView, sections: list[str] | None = None, details: bool = False,
-                 suggest_items: int = SUGGEST_ITEMS) -> dict[str, Any]:
+                 suggest_items: int = SUGGEST_ITEMS) -> HealthResponse:
     """The report (protocol HealthResponse). `sections` limits the sections listed; the summary always
     counts everything, so one report never contradicts another. `details` adds machine-readable fields
     to the items (link target, secret kind, pair...) beyond the protocol's HealthItem. The first
@@ -56,37 +66,37 @@ def build_health(index: IndexView, sections: list[str] | None = None, details: b
     if unknown:
         raise ValueError(f"unknown health section(s) {', '.join(unknown)}; known: {', '.join(SECTION_IDS)}")
     found, ctx = _findings(index)
-    out = []
+    out: list[HealthSection] = []
     for spec in SECTIONS:
         if spec.id in wanted:
             items = found.sections[spec.id]
             items = _with_suggestions(found, ctx, spec, items[:suggest_items]) + items[suggest_items:]
             out.append({"id": spec.id, "title": spec.title, "severity": spec.severity, "count": len(items),
                         "items": [it.to_json(spec.severity, details) for it in items]})
-    return _report(found, started, out)
+    return {"generated_at": round(time.time(), 3), "took_ms": _took_ms(started), "generation": found.generation,
+            "summary": _summary(found), "rules": RULES, "sections": out}
 
 
-def _report(found: Findings, started: float, sections: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "generated_at": round(time.time(), 3),
-        "took_ms": round((time.perf_counter() - started) * 1000, 1),
-        "generation": found.generation,
-        "summary": found.summary,
-        "rules": RULES,
-        "sections": sections,
-    }
+def _took_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)
 
 
-def health_summary(index: IndexView) -> dict[str, Any]:
+def _summary(found: Findings) -> HealthSummary:
+    return cast("HealthSummary", found.summary)  # its keys are SUMMARY_KEYS; the schema allows further int counts
+
+
+def health_summary(index: IndexView) -> HealthSummaryResponse:
     """Counts per section, no items (protocol HealthSummaryResponse): what the view shows first."""
     started = time.perf_counter()
     found, _ctx = _findings(index)
-    return _report(found, started, [{"id": s.id, "title": s.title, "severity": s.severity,
-                                     "count": len(found.sections[s.id])} for s in SECTIONS])
+    counts: list[HealthSectionCount] = [{"id": s.id, "title": s.title, "severity": s.severity,
+                                         "count": len(found.sections[s.id])} for s in SECTIONS]
+    return {"generated_at": round(time.time(), 3), "took_ms": _took_ms(started), "generation": found.generation,
+            "summary": _summary(found), "rules": RULES, "sections": counts}
 
 
 def health_page(index: IndexView, section: str, limit: int = HEALTH_PAGE_LIMIT_DEFAULT, cursor: str | None = None,
-                details: bool = False) -> dict[str, Any]:
+                details: bool = False) -> HealthPageResponse:
     """One page of one section's items, each with its suggestions (protocol HealthPageResponse).
 
     The cursor names the section, not the generation: after an edit the next page comes from the
@@ -107,7 +117,7 @@ def health_page(index: IndexView, section: str, limit: int = HEALTH_PAGE_LIMIT_D
     items = _with_suggestions(found, ctx, spec, every[offset:offset + limit])
     return {
         "generation": found.generation,
-        "took_ms": round((time.perf_counter() - started) * 1000, 1),
+        "took_ms": _took_ms(started),
         "id": spec.id, "title": spec.title, "severity": spec.severity, "count": len(every), "offset": offset,
         "items": [it.to_json(spec.severity, details) for it in items],
         "next_cursor": paging.next_cursor(offset, len(items), len(every), where),

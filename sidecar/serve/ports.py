@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sidecar.private import write_private
+from sidecar.protocol_types import McpState
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class McpPlacement:
     port: int | None
     note: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> McpState:
         return {"enabled": self.port is not None, "port": self.port, "requested_port": self.requested, "note": self.note}
 
 

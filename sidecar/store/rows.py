@@ -15,6 +15,7 @@ from sidecar.ingest.cjk import cjk_tokens
 from sidecar.ingest.linkres import PathIndex
 from sidecar.ingest.vault import Skip, VaultFile
 from sidecar.notes import Chunk, Finding, ParsedNote
+from sidecar.protocol_types import SkippedFile
 from sidecar.store.db import Backend
 from sidecar.store.vectors import Matrix, VectorTable
 
@@ -335,5 +336,5 @@ def row_counts(conn: sqlite3.Connection) -> tuple[int, int]:
     return notes, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
 
-def skipped_files(conn: sqlite3.Connection) -> list[dict[str, str]]:
+def skipped_files(conn: sqlite3.Connection) -> list[SkippedFile]:
     return [{"path": str(r[0]), "reason": str(r[1])} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]

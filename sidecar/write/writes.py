@@ -26,6 +26,7 @@ import yaml
 
 from sidecar.errors import Conflict, InvalidParams, NotFound, SidecarError, VaultError
 from sidecar.ingest.vault import NOTE_SUFFIX, decode_note
+from sidecar.protocol_types import EditRecord, EditsResponse
 from sidecar.retrieve.note_reads import find_section
 from sidecar.store.history import Change, History
 from sidecar.store.reads import links_into, name_is_free
@@ -108,7 +109,7 @@ class NoteWriter:
         self._key = history.hash_key()
         self._lock = threading.RLock()  # one edit at a time (an edit can span many files); a batch holds it
         self._echo_lock = threading.Lock()  # the event loop asks about echoes: never behind a whole edit
-        self.on_edit: Callable[[dict[str, Any]], None] | None = None  # the server tells the plugin
+        self.on_edit: Callable[[EditRecord], None] | None = None  # the server tells the plugin
         self._written: dict[str, tuple[int, int] | None] = {}  # path -> (size, mtime) we left, None: gone
 
     # ---- hashes -----------------------------------------------------------------------------
@@ -283,10 +284,11 @@ class NoteWriter:
         main = changes[-1]
         return {**event, "path": main.after, "content_hash": main.hash_after}
 
-    def edits_page(self, limit: int, offset: int) -> dict[str, Any]:
+    def edits_page(self, limit: int, offset: int) -> EditsResponse:
         edits, total = self.history.edits(limit, offset)
         end = offset + len(edits)
-        return {"edits": [edit_record(e) for e in edits], "total": total, "next_offset": end if end < total else None}
+        return {"writes_enabled": True, "edits": [edit_record(e) for e in edits], "total": total,
+                "next_offset": end if end < total else None}
 
     def _still_as_read(self, p: Planned) -> None:
         if p.before is None or p.old is None:
@@ -365,7 +367,7 @@ class NoteWriter:
         return mine
 
 
-def edit_record(edit: dict[str, Any]) -> dict[str, Any]:
+def edit_record(edit: dict[str, Any]) -> EditRecord:
     """An edit as the plugin and agents see it (protocol: EditRecord). Its note (`path`) is the last
     change's (_commit plans the note itself last, after the notes a move relinks): where it is now,
     or where it was when the edit removed it; None for an edit that failed before recording a change."""
