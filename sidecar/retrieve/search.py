@@ -33,6 +33,8 @@ from sidecar.rank.evidence import QueryEvidence, count_cap, query_evidence
 from sidecar.rank.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
 from sidecar.retrieve.lexical import LexicalQuery, build_query, make_snippet, without_link_targets
 from sidecar.retrieve.snapshot import Snapshot
+from sidecar.store import search_reads as reads
+from sidecar.store.reads import chunk_count
 
 Mode = Literal["hybrid", "lexical", "semantic"]
 MODES = ("hybrid", "lexical", "semantic")
@@ -107,40 +109,11 @@ class Ranking:
 def allowed_notes(conn: sqlite3.Connection, filters: Filters) -> set[int] | None:
     if not filters.active():
         return None
-    clauses: list[str] = []
-    params: list[object] = []
-    if filters.folder:
-        folder = filters.folder.strip("/")
-        clauses.append("(path_lower LIKE ? ESCAPE '\\')")
-        params.append(_like_escape(folder.lower()) + "/%")
-    if filters.tag:
-        tag = filters.tag.lstrip("#").lower()
-        clauses.append("id IN (SELECT note_id FROM tags WHERE tag_lower = ? OR tag_lower LIKE ? ESCAPE '\\')")
-        params += [tag, _like_escape(tag) + "/%"]
-    for key, value in filters.fields.items():
-        path = '$."' + key.replace('"', "") + '"'
-        clauses.append(
-            "(lower(CAST(json_extract(frontmatter, ?) AS TEXT)) = ? OR EXISTS (SELECT 1 FROM json_each(notes.frontmatter, ?)"
-            " WHERE lower(CAST(json_each.value AS TEXT)) = ?))")
-        params += [path, value.lower(), path, value.lower()]
-    if filters.modified_since is not None:
-        clauses.append("mtime_ns >= ?")
-        params.append(int(filters.modified_since * 1e9))
-    if filters.exclude_path:
-        clauses.append("path != ?")
-        params.append(filters.exclude_path)
-    for term in filters.exclude_terms:
-        match = build_query(f'"{term}"', prefix_last=False).match
-        if match:
-            clauses.append("id NOT IN (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
-                           " WHERE chunks_fts MATCH ?)")
-            params.append(match)
-    sql = "SELECT id FROM notes WHERE " + (" AND ".join(clauses) or "1")
-    return {int(r[0]) for r in conn.execute(sql, params)}
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    excluded = [m for term in filters.exclude_terms if (m := build_query(f'"{term}"', prefix_last=False).match)]
+    return reads.filtered_note_ids(
+        conn, filters.folder.strip("/").lower() if filters.folder else None,
+        filters.tag.lstrip("#").lower() if filters.tag else None, filters.fields,
+        None if filters.modified_since is None else int(filters.modified_since * 1e9), filters.exclude_path, excluded)
 
 
 @dataclass
@@ -188,37 +161,21 @@ COMMON_SHARE = 0.05  # a term in more than 5% of sections only widens an OR; its
 
 def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[str, int] | None) -> str:
     """The OR expression without terms found nearly everywhere (all of them, if every term is common)."""
-    total = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) if counts is None else counts.get("", 0)
+    total = chunk_count(conn) if counts is None else counts.get("", 0)
     cap = max(200, int(total * COMMON_SHARE))
     counts = {} if counts is None else counts
     kept = []
     for part in query.parts:
         key = "part:" + part
         if key not in counts:
-            counts[key] = int(conn.execute(
-                "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-                (part, cap + 1)).fetchone()[0])
+            counts[key] = reads.match_count(conn, part, cap + 1)
         if counts[key] <= cap:
             kept.append(part)
     return " OR ".join(kept) if kept else str(query.match)
 
 
 def _bm25(conn: sqlite3.Connection, match: str, allowed: set[int] | None, ranking: Ranking, limit: int) -> list[int]:
-    weights = ", ".join(str(w) for w in ranking.column_weights)
-    sql = "SELECT f.rowid FROM chunks_fts f"
-    params: list[object] = [match]
-    if allowed is not None:
-        sql += " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.note_id IN (SELECT value FROM json_each(?))"
-        params.append(_json_ids(allowed))
-    else:
-        sql += " WHERE chunks_fts MATCH ?"
-    sql += f" ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
-    params.append(limit)
-    return [int(r[0]) for r in conn.execute(sql, params)]
-
-
-def _json_ids(ids: set[int]) -> str:
-    return "[" + ",".join(str(i) for i in ids) + "]"
+    return reads.bm25_chunk_ids(conn, match, ranking.column_weights, allowed, limit)
 
 
 def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[int] | None,
@@ -282,11 +239,8 @@ def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window
         hit.graph_boost = weight * (0.5 * math.sqrt(authority) + 0.5 * min(linked, 3) / 3)
 
 
-COVERAGE_WINDOW = 30  # the notes apply_coverage_boost looks at: their best sections' text is read
-
-
 def apply_coverage_boost(hits: list[NoteHit], chunk_rows: dict[int, dict[str, Any]], terms: Sequence[str],
-                         weight: float, mention_weight: float = 1.0, window: int = COVERAGE_WINDOW) -> None:
+                         weight: float, mention_weight: float = 1.0, window: int = 30) -> None:
     """A note whose best section holds every query word outranks one that holds some of them, even when
     other boosts (graph, several sections) favour the partial match. Neutral for one-word queries."""
     if weight <= 0 or len(terms) < 2:
@@ -360,9 +314,7 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
         key = "df:" + term
         if key not in cache:
             expr = build_query(f'"{term}"', prefix_last=False).match
-            cache[key] = 0 if expr is None else int(conn.execute(
-                "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-                (expr, cap)).fetchone()[0])
+            cache[key] = 0 if expr is None else reads.match_count(conn, expr, cap)
         counts[term] = cache[key]
     return counts
 
@@ -401,22 +353,19 @@ class Searcher:
         fused = fuse_legs(cands, weights, self.ranking)
         for chunk_id in self.snap.boilerplate.keys() & fused.keys():
             fused[chunk_id] *= BOILERPLATE_WEIGHT
-        hits = group_by_note(fused, self._chunk_notes(list(fused)), self.ranking.section_bonus)
+        chunk_rows = self._chunk_rows(list(fused))
+        hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()}, self.ranking.section_bonus)
         if not is_identifier_query(query):  # an exact identifier's section is no chance match, however long its note
             damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
         evidence = query_evidence(counts, self.snap.chunk_count)
-        chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
         hits = hits[:limit]
-        chunk_rows.update(self._chunk_rows([c for h in hits for c in h.chunks if c not in chunk_rows]))
-        cosines = self._cosines(hits, cands)
-        results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available, cosine)
-                   for h, cosine in zip(hits, cosines, strict=True)]
+        results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available) for h in hits]
         if self.ranking.band_order:
             order = sorted(range(len(results)), key=lambda i: -BAND_ORDER[results[i]["band"]])
             results, hits = [results[i] for i in order], [hits[i] for i in order]
@@ -457,41 +406,19 @@ class Searcher:
                 self.snap, qvec, allowed, self.ranking.candidates)
         return cands
 
-    def _chunk_notes(self, chunk_ids: list[int]) -> dict[int, int]:
-        """Chunk id -> note id: all grouping needs (the text is read only for the sections shown or weighed).
-        The snapshot knows the note of every chunk with a vector (an array lookup, not 240 SQLite
-        lookups); SQLite is asked for the rest."""
-        notes: dict[int, int] = {}
-        if len(self.snap.vector_ids) and chunk_ids:
-            rows = self.snap.rows_for(np.fromiter(chunk_ids, dtype=np.int64, count=len(chunk_ids)))
-            known = rows >= 0
-            notes = dict(zip(np.asarray(chunk_ids)[known].tolist(), self.snap.vector_notes[rows[known]].tolist(),
-                             strict=True))
-        missing = [c for c in chunk_ids if c not in notes]
-        if missing:
-            notes.update(self.conn.execute("SELECT id, note_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-                                           (_json_ids(set(missing)),)).fetchall())
-        return notes
-
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, dict[str, Any]]:
         if not chunk_ids:
             return {}
-        rows = self.conn.execute(
-            "SELECT id, note_id, heading, body, context, start_line, end_line FROM chunks"
-            " WHERE id IN (SELECT value FROM json_each(?))", (_json_ids(set(chunk_ids)),))
-        keys = ("id", "note_id", "heading", "body", "context", "start_line", "end_line")
-        return {int(r[0]): dict(zip(keys, r, strict=True)) for r in rows}
+        return reads.chunk_rows(self.conn, set(chunk_ids))
 
     def _note_rows(self, note_ids: list[int]) -> dict[int, dict[str, Any]]:
         if not note_ids:
             return {}
-        rows = self.conn.execute("SELECT id, path, title, mtime_ns FROM notes WHERE id IN (SELECT value FROM json_each(?))",
-                                 (_json_ids(set(note_ids)),))
-        return {int(r[0]): {"path": r[1], "title": r[2], "mtime_ns": r[3]} for r in rows}
+        return reads.note_rows(self.conn, set(note_ids))
 
     def _result(self, hit: NoteHit, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
                 note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
-                vectors_available: bool, cosine: float | None) -> SearchResult:
+                vectors_available: bool) -> SearchResult:
         best = chunk_rows[hit.chunks[0]]
         note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
         lex_rank = _rank_of(cands.lexical, hit.chunks)
@@ -503,7 +430,7 @@ class Searcher:
         exact_missing = bool(evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}",
                                                                 best["body"]))
         rare_hit = lex_rank is not None and bool(evidence.rare & set(found)) and not exact_missing
-        score = confidence(cosine, evidence.weighted_coverage(found), evidence.unseen_share) \
+        score = confidence(self._cosine(hit, cands), evidence.weighted_coverage(found), evidence.unseen_share) \
             if vectors_available else None
         band = cast(Band, band_for(score, coverage, rare_hit, exact_missing, self.thresholds))
         snippet = make_snippet(best["body"], lexq.terms)
@@ -526,20 +453,13 @@ class Searcher:
                  "end_line": chunk_rows[c]["end_line"]} for c in hit.chunks[1:4]],
         }
 
-    def _cosines(self, hits: list[NoteHit], cands: Candidates) -> list[float | None]:
-        """Per hit, the best cosine of its first three matching sections to the query, whichever leg
-        found them (the semantic leg's scores are weighted and cover only its finds); rows looked up at once."""
+    def _cosine(self, hit: NoteHit, cands: Candidates) -> float | None:
+        """The best cosine of the hit's matching sections to the query, whichever leg found them."""
         if cands.query_vector is None:
-            return [None] * len(hits)
-        firsts = [h.chunks[:3] for h in hits]
-        rows = self.snap.rows_for(np.fromiter((c for f in firsts for c in f), dtype=np.int64)).tolist()
-        cosines: list[float | None] = []
-        start = 0
-        for first in firsts:  # a product per hit: the same sums, to the bit, as when each hit was scored alone
-            found = [r for r in rows[start:start + len(first)] if r >= 0]
-            cosines.append(float((self.snap.matrix[found] @ cands.query_vector).max()) if found else None)
-            start += len(first)
-        return cosines
+            return None
+        rows = self.snap.rows_for(np.asarray(hit.chunks[:3], dtype=np.int64))
+        rows = rows[rows >= 0]
+        return float((self.snap.matrix[rows] @ cands.query_vector).max()) if len(rows) else None
 
     def _explanation(self, weights: dict[str, float], cands: Candidates, lexq: LexicalQuery,
                      filters: Filters, allowed: set[int] | None) -> dict[str, Any]:

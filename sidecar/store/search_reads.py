@@ -5,7 +5,99 @@ they show. Plain values out; one statement each, as few round trips as the ranke
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+
+
+def json_ids(ids: Collection[int]) -> str:
+    """The ids as a JSON array, for `IN (SELECT value FROM json_each(?))`."""
+    return "[" + ",".join(str(i) for i in ids) + "]"
+
+
+def like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# ---- search: the notes a filter allows -----------------------------------------------------------
+def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | None, fields: Mapping[str, str],
+                      modified_since_ns: int | None, exclude_path: str | None, exclude_matches: Sequence[str]) -> set[int]:
+    """The notes in `folder` (lower-case, no slashes around it), tagged `tag` or a tag under it (lower-case,
+    no #), whose frontmatter `fields` equal (or list) the values, modified since, not at `exclude_path`, and
+    with no section matching any of `exclude_matches` (FTS5 expressions)."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if folder is not None:
+        clauses.append("(path_lower LIKE ? ESCAPE '\\')")
+        params.append(like_escape(folder) + "/%")
+    if tag is not None:
+        clauses.append("id IN (SELECT note_id FROM tags WHERE tag_lower = ? OR tag_lower LIKE ? ESCAPE '\\')")
+        params += [tag, like_escape(tag) + "/%"]
+    for key, value in fields.items():
+        path = '$."' + key.replace('"', "") + '"'
+        clauses.append(
+            "(lower(CAST(json_extract(frontmatter, ?) AS TEXT)) = ? OR EXISTS (SELECT 1 FROM json_each(notes.frontmatter, ?)"
+            " WHERE lower(CAST(json_each.value AS TEXT)) = ?))")
+        params += [path, value.lower(), path, value.lower()]
+    if modified_since_ns is not None:
+        clauses.append("mtime_ns >= ?")
+        params.append(modified_since_ns)
+    if exclude_path:
+        clauses.append("path != ?")
+        params.append(exclude_path)
+    for match in exclude_matches:
+        clauses.append("id NOT IN (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+                       " WHERE chunks_fts MATCH ?)")
+        params.append(match)
+    sql = "SELECT id FROM notes WHERE " + (" AND ".join(clauses) or "1")
+    return {int(r[0]) for r in conn.execute(sql, params)}
+
+
+# ---- search: lexical candidates and term counts ----------------------------------------------------
+def bm25_chunk_ids(conn: sqlite3.Connection, match: str, column_weights: Sequence[float], allowed: set[int] | None,
+                   limit: int) -> list[int]:
+    """The sections matching the FTS5 expression (only the `allowed` notes' when given), best bm25 first."""
+    weights = ", ".join(str(w) for w in column_weights)
+    sql = "SELECT f.rowid FROM chunks_fts f"
+    params: list[object] = [match]
+    if allowed is not None:
+        sql += " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.note_id IN (SELECT value FROM json_each(?))"
+        params.append(json_ids(allowed))
+    else:
+        sql += " WHERE chunks_fts MATCH ?"
+    sql += f" ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
+    params.append(limit)
+    return [int(r[0]) for r in conn.execute(sql, params)]
+
+
+def match_count(conn: sqlite3.Connection, match: str, cap: int) -> int:
+    """Sections matching the FTS5 expression, counted up to `cap` (a common word costs no more)."""
+    return int(conn.execute(
+        "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)", (match, cap)).fetchone()[0])
+
+
+# ---- search: the rows of what is shown -------------------------------------------------------------
+CHUNK_ROW_KEYS = ("id", "note_id", "heading", "body", "context", "start_line", "end_line")
+
+
+def chunk_rows(conn: sqlite3.Connection, chunk_ids: Collection[int]) -> dict[int, dict[str, Any]]:
+    """chunk id -> its row (CHUNK_ROW_KEYS) of the sections that still exist."""
+    rows = conn.execute(
+        "SELECT id, note_id, heading, body, context, start_line, end_line FROM chunks"
+        " WHERE id IN (SELECT value FROM json_each(?))", (json_ids(chunk_ids),))
+    return {int(r[0]): dict(zip(CHUNK_ROW_KEYS, r, strict=True)) for r in rows}
+
+
+def chunk_note_ids(conn: sqlite3.Connection, chunk_ids: Collection[int]) -> list[tuple[Any, ...]]:
+    """(chunk id, note id) of the sections that still exist."""
+    return conn.execute("SELECT id, note_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+                        (json_ids(chunk_ids),)).fetchall()
+
+
+def note_rows(conn: sqlite3.Connection, note_ids: Collection[int]) -> dict[int, dict[str, Any]]:
+    """note id -> {path, title, mtime_ns} of the notes that still exist."""
+    rows = conn.execute("SELECT id, path, title, mtime_ns FROM notes WHERE id IN (SELECT value FROM json_each(?))",
+                        (json_ids(note_ids),))
+    return {int(r[0]): {"path": r[1], "title": r[2], "mtime_ns": r[3]} for r in rows}
 
 
 # ---- related notes -------------------------------------------------------------------------
