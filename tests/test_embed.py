@@ -16,7 +16,14 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from sidecar.ingest.embed import COMPOSITE_FILE, DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
+from sidecar.ingest.embed import (
+    COMPOSITE_FILE,
+    DEFAULT_MODEL_DIR,
+    DEFAULT_MODEL_NAME,
+    QUERY_CACHE,
+    Embedder,
+    ModelUnavailable,
+)
 
 MODELS = DEFAULT_MODEL_DIR.parent
 ENGLISH = MODELS / "minilm-l6-m2v-256-int8"  # the shipped parts of the default, each a Model2Vec folder
@@ -174,6 +181,16 @@ def test_a_part_that_cannot_read_the_query_is_left_out(embedder: Embedder) -> No
     assert np.linalg.norm(query[PART_DIM:]) == pytest.approx(1.0, abs=1e-5)
     english = embedder.encode_query("how do I get a refund")
     assert np.any(english[:PART_DIM]) and np.any(english[PART_DIM:])
+
+
+def test_a_query_asked_again_reuses_its_vector_read_only(embedder: Embedder) -> None:
+    first = embedder.encode_query("daily note template ideas")
+    again = embedder.encode_query("daily note template ideas")
+    assert again is first and not again.flags.writeable  # a caller cannot change what the next search gets
+    assert np.array_equal(first, embedder._encode(["daily note template ideas"], 1, query=True)[0])
+    for i in range(QUERY_CACHE):  # the oldest goes once the cache is full: memory stays bounded
+        embedder.encode_query(f"another query {i}")
+    assert embedder.encode_query("daily note template ideas") is not first
 
 
 def test_a_broken_parts_file_is_explained(tmp_path: Path) -> None:

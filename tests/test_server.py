@@ -77,6 +77,21 @@ def test_batches_are_refused_and_parse_errors(live: tuple[Sidecar, Path]) -> Non
     assert bad.body["error"]["code"] == -32700
 
 
+def test_requests_outside_the_json_rpc_schema_are_invalid(live: tuple[Sidecar, Path]) -> None:
+    """The adapter decides the usual request's shape by hand (rpc._validate_request); every other
+    shape still meets the library's schema check."""
+    server, _ = live
+    headers = {"Authorization": f"Bearer {server.token}", "Content-Type": JSON}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "status", "params": {}}
+    for bad in ({**request, "jsonrpc": "1.0"}, {**request, "extra": 1}, {**request, "id": True},
+                {**request, "id": {"a": 1}}, {**request, "params": "x"}, {**request, "method": 7}, {"id": 1, "method": "status"}):
+        reply = server.http("POST", "/rpc", json.dumps(bad).encode(), headers)
+        assert reply.body["error"]["code"] == -32600, (bad, reply.raw[:200])
+    for good in ({**request, "id": 1.5}, {**request, "id": "a"}, {"jsonrpc": "2.0", "id": 2, "method": "status"}):
+        reply = server.http("POST", "/rpc", json.dumps(good).encode(), headers)
+        assert "result" in reply.body and reply.body["id"] == good["id"], (good, reply.raw[:200])
+
+
 WRONG_PARAMS = [  # (method, params, the field the message must name): each was an internal error
     ("search", {"query": "x", "filters": {"modified_since": "abc"}}, "filters.modified_since"),
     ("search", {"query": "x", "filters": {"folder": "f" * 100_000}}, "filters.folder"),

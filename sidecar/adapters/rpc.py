@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 from jsonrpcserver import Error, Success, async_dispatch
+from jsonrpcserver.main import default_validator
 
 from sidecar.errors import InvalidParams, SidecarError, busy_from
 from sidecar.protocol_types import (
@@ -138,6 +139,19 @@ def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
     return {name: _wrap(name, fn) for name, fn in plain.items()}
 
 
+REQUEST_KEYS = frozenset({"jsonrpc", "method", "id", "params"})
+
+
+def _validate_request(request: Any) -> None:
+    """jsonrpcserver's request schema, decided by hand for the request everyone sends (an object
+    with jsonrpc "2.0", a string method, an id and params of the schema's types, no other member);
+    anything else goes to the library's own jsonschema validator, which costs ~0.25 ms a request."""
+    if not (isinstance(request, dict) and request.keys() <= REQUEST_KEYS and request.get("jsonrpc") == "2.0"
+            and type(request.get("method")) is str and type(request.get("id")) in (str, int, float, type(None))
+            and type(request.get("params", {})) in (dict, list)):
+        default_validator(request)
+
+
 def _is_batch(body: str) -> bool:
     """A JSON array at the top level (after any leading whitespace) is a batch."""
     return body.lstrip(" \t\r\n").startswith("[")
@@ -232,7 +246,7 @@ def build_app(service: Service, slot: GuardSlot, watch: ConnectionWatch | None =
         if _is_batch(body):  # one request per POST (protocol/README.md): a batch would hold the read gate for all
             return _rpc_error("invalid_request", "Invalid request: batches are not supported, "
                               "send one request object per POST")
-        reply = await async_dispatch(body, methods=methods)
+        reply = await async_dispatch(body, methods=methods, validator=_validate_request)
         if not reply:
             return web.Response(status=204)  # notifications only
         return web.Response(text=reply, content_type="application/json")
