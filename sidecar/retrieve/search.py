@@ -239,8 +239,11 @@ def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window
         hit.graph_boost = weight * (0.5 * math.sqrt(authority) + 0.5 * min(linked, 3) / 3)
 
 
+COVERAGE_WINDOW = 30  # the notes apply_coverage_boost looks at: their best sections' text is read
+
+
 def apply_coverage_boost(hits: list[NoteHit], chunk_rows: dict[int, dict[str, Any]], terms: Sequence[str],
-                         weight: float, mention_weight: float = 1.0, window: int = 30) -> None:
+                         weight: float, mention_weight: float = 1.0, window: int = COVERAGE_WINDOW) -> None:
     """A note whose best section holds every query word outranks one that holds some of them, even when
     other boosts (graph, several sections) favour the partial match. Neutral for one-word queries."""
     if weight <= 0 or len(terms) < 2:
@@ -353,19 +356,22 @@ class Searcher:
         fused = fuse_legs(cands, weights, self.ranking)
         for chunk_id in self.snap.boilerplate.keys() & fused.keys():
             fused[chunk_id] *= BOILERPLATE_WEIGHT
-        chunk_rows = self._chunk_rows(list(fused))
-        hits = group_by_note(fused, {cid: row["note_id"] for cid, row in chunk_rows.items()}, self.ranking.section_bonus)
+        hits = group_by_note(fused, self._chunk_notes(list(fused)), self.ranking.section_bonus)
         if not is_identifier_query(query):  # an exact identifier's section is no chance match, however long its note
             damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
         evidence = query_evidence(counts, self.snap.chunk_count)
+        chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
         hits = hits[:limit]
-        results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available) for h in hits]
+        chunk_rows.update(self._chunk_rows([c for h in hits for c in h.chunks if c not in chunk_rows]))
+        cosines = self._cosines(hits, cands)
+        results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available, cosine)
+                   for h, cosine in zip(hits, cosines, strict=True)]
         if self.ranking.band_order:
             order = sorted(range(len(results)), key=lambda i: -BAND_ORDER[results[i]["band"]])
             results, hits = [results[i] for i in order], [hits[i] for i in order]
@@ -406,6 +412,21 @@ class Searcher:
                 self.snap, qvec, allowed, self.ranking.candidates)
         return cands
 
+    def _chunk_notes(self, chunk_ids: list[int]) -> dict[int, int]:
+        """Chunk id -> note id: all grouping needs (the text is read only for the sections shown or weighed).
+        The snapshot knows the note of every chunk with a vector (an array lookup, not 240 SQLite
+        lookups); SQLite is asked for the rest."""
+        notes: dict[int, int] = {}
+        if len(self.snap.vector_ids) and chunk_ids:
+            rows = self.snap.rows_for(np.fromiter(chunk_ids, dtype=np.int64, count=len(chunk_ids)))
+            known = rows >= 0
+            notes = dict(zip(np.asarray(chunk_ids)[known].tolist(), self.snap.vector_notes[rows[known]].tolist(),
+                             strict=True))
+        missing = [c for c in chunk_ids if c not in notes]
+        if missing:
+            notes.update(reads.chunk_note_ids(self.conn, set(missing)))
+        return notes
+
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, dict[str, Any]]:
         if not chunk_ids:
             return {}
@@ -418,7 +439,7 @@ class Searcher:
 
     def _result(self, hit: NoteHit, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
                 note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
-                vectors_available: bool) -> SearchResult:
+                vectors_available: bool, cosine: float | None) -> SearchResult:
         best = chunk_rows[hit.chunks[0]]
         note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
         lex_rank = _rank_of(cands.lexical, hit.chunks)
@@ -430,7 +451,7 @@ class Searcher:
         exact_missing = bool(evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}",
                                                                 best["body"]))
         rare_hit = lex_rank is not None and bool(evidence.rare & set(found)) and not exact_missing
-        score = confidence(self._cosine(hit, cands), evidence.weighted_coverage(found), evidence.unseen_share) \
+        score = confidence(cosine, evidence.weighted_coverage(found), evidence.unseen_share) \
             if vectors_available else None
         band = cast(Band, band_for(score, coverage, rare_hit, exact_missing, self.thresholds))
         snippet = make_snippet(best["body"], lexq.terms)
@@ -453,13 +474,20 @@ class Searcher:
                  "end_line": chunk_rows[c]["end_line"]} for c in hit.chunks[1:4]],
         }
 
-    def _cosine(self, hit: NoteHit, cands: Candidates) -> float | None:
-        """The best cosine of the hit's matching sections to the query, whichever leg found them."""
+    def _cosines(self, hits: list[NoteHit], cands: Candidates) -> list[float | None]:
+        """Per hit, the best cosine of its first three matching sections to the query, whichever leg
+        found them (the semantic leg's scores are weighted and cover only its finds); rows looked up at once."""
         if cands.query_vector is None:
-            return None
-        rows = self.snap.rows_for(np.asarray(hit.chunks[:3], dtype=np.int64))
-        rows = rows[rows >= 0]
-        return float((self.snap.matrix[rows] @ cands.query_vector).max()) if len(rows) else None
+            return [None] * len(hits)
+        firsts = [h.chunks[:3] for h in hits]
+        rows = self.snap.rows_for(np.fromiter((c for f in firsts for c in f), dtype=np.int64)).tolist()
+        cosines: list[float | None] = []
+        start = 0
+        for first in firsts:  # a product per hit: the same sums, to the bit, as when each hit was scored alone
+            found = [r for r in rows[start:start + len(first)] if r >= 0]
+            cosines.append(float((self.snap.matrix[found] @ cands.query_vector).max()) if found else None)
+            start += len(first)
+        return cosines
 
     def _explanation(self, weights: dict[str, float], cands: Candidates, lexq: LexicalQuery,
                      filters: Filters, allowed: set[int] | None) -> dict[str, Any]:
