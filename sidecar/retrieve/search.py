@@ -214,7 +214,7 @@ def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int], se
     hits = []
     for note_id, items in by_note.items():
         items.sort(reverse=True)
-        extra = sum(s for s, _ in items[1:3]) * section_bonus
+        extra = sum(s for s, _ in items[1:3]) * section_bonus if section_bonus else 0.0
         hits.append(NoteHit(note_id, [c for _, c in items], items[0][0] + extra))
     hits.sort(key=lambda h: -h.fused)
     return hits
@@ -223,8 +223,11 @@ def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int], se
 def damp_long_notes(hits: list[NoteHit], sections: dict[int, int], damping: float, free: int) -> None:
     if damping <= 0:
         return
+    free = max(1, free)
     for hit in hits:
-        hit.fused /= 1 + damping * math.log2(max(1.0, sections.get(hit.note_id, 1) / max(1, free)))
+        count = sections.get(hit.note_id, 1)
+        if count > free:  # the others divide by exactly 1
+            hit.fused /= 1 + damping * math.log2(count / free)
     hits.sort(key=lambda h: -h.fused)
 
 
@@ -235,7 +238,8 @@ def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window
     top = {h.note_id for h in hits[:window]}
     for hit in hits[: window * 3]:
         authority = snap.graph.authority.get(hit.note_id, 0.0)
-        linked = len(snap.graph.neighbours(hit.note_id) & (top - {hit.note_id}))
+        near = snap.graph.neighbours(hit.note_id)
+        linked = len(near & top) - (hit.note_id in top and hit.note_id in near)  # itself is no other result
         hit.graph_boost = weight * (0.5 * math.sqrt(authority) + 0.5 * min(linked, 3) / 3)
 
 
