@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from sidecar import __version__
 from sidecar.config import HOLD_MODEL_ENV, Settings, env_text
-from sidecar.errors import IndexNotReady, InvalidParams, NotFound
+from sidecar.errors import IndexNotReady, NotFound
 from sidecar.ingest import redact
 from sidecar.ingest.embed import DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
 from sidecar.ingest.redact import rules_fingerprint
@@ -273,8 +273,6 @@ class VaultIndex:
                typed: bool = False) -> SearchResponse:
         """`typed`: search-as-you-type (speed shortcuts on); a submitted question keeps every word."""
         self._require_index()
-        if not isinstance(typed, bool):
-            raise InvalidParams("typed must be true or false")
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()

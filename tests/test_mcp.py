@@ -32,6 +32,7 @@ from sidecar.adapters.mcp.server import McpReady, build_mcp, mcp_http_app, serve
 from sidecar.config import Settings
 from sidecar.core import VaultIndex
 from sidecar.retrieve.context import format_context
+from tests.serverproc import start_sidecar
 
 TOOLS = {"search", "get_context", "read_note", "list_notes", "related_notes", "note_links", "vault_health",
          "index_status", "vault_overview"}
@@ -567,6 +568,32 @@ async def test_structured_errors_for_missing_health_and_bad_dates(vault: Vault) 
     assert structured(result)["results"][0]["path"] == "Projects/Alpha.md"
     result = await server.call_tool("search", {"query": "alpha", "modified_since": "2999-01-01"})
     assert isinstance(result, CallToolResult) and structured(result)["results"] == []
+
+
+async def test_a_bad_value_is_the_same_error_from_json_rpc_mcp_and_the_cli(vault: Vault, tmp_path: Path) -> None:
+    """One check per rule, where a call comes in: serve/params.py for JSON-RPC and the CLI, the tool's
+    input schema for MCP; the core no longer checks the bounds again. A limit of 0 is invalid_params
+    naming `limit` however it arrives (over JSON-RPC as code -32602 with data.kind and data.field)."""
+    server = start_sidecar(vault.root, tmp_path / "rpc-index", "--no-mcp", "--no-watch")
+    try:
+        rpc = server.rpc("search", query="alpha", limit=0)["error"]
+    finally:
+        server.stop()
+    token = secrets.token_urlsafe(32)
+    async with asyncio.timeout(TIMEOUT), running_server(vault.core, token) as ready, \
+            http_session(ready.url, token) as session:
+        await session.initialize()
+        mcp = error_of(await session.call_tool("search", {"query": "alpha", "limit": 0}))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cli = subprocess.run([sys.executable, "-m", "sidecar", "search", "--vault", str(vault.root), "--index",
+                          str(vault.index_dir), "alpha", "--limit", "0", "--json"],
+                         check=False, capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert cli.returncode != 0, cli.stdout
+    printed = json.loads(cli.stdout)["error"]
+    assert (rpc["code"], rpc["data"]["kind"], rpc["data"]["field"]) == (-32602, "invalid_params", "limit"), rpc
+    assert (printed["code"], printed["data"]["kind"], printed["data"]["field"]) == (-32602, "invalid_params", "limit")
+    assert printed["message"] == rpc["message"] == "limit must be at least 1"  # the same check, word for word
+    assert (mcp["code"], mcp["field"]) == ("invalid_params", "limit"), mcp
 
 
 async def test_a_cursor_from_another_question_is_refused(vault: Vault) -> None:

@@ -44,11 +44,19 @@ def test_valid_search_params_pass(params: dict[str, object]) -> None:
     ({"query": "x", "filters": {"exclude_terms": [""]}}, "filters.exclude_terms[0]"),
     ({"query": "x", "limit": 0}, "limit"),
     ({"query": "x", "limit": 101}, "limit"),
+    ({"query": "x", "mode": "fuzzy"}, "mode"),
+    ({"query": "x", "max_tokens": 0}, "max_tokens"),
+    ({"query": "x", "typed": "yes"}, "typed"),
+    ({"query": "x", "filters": []}, "filters"),
+    ({"query": "x", "filters": {"fields": ["type"]}}, "filters.fields"),
+    ({"query": "x", "bogus": 1}, "bogus"),
     ({"limit": 5}, "query"),
 ])
 def test_invalid_search_params_name_the_field(params: dict[str, object], field: str) -> None:
-    with pytest.raises(InvalidParams, match=field.replace("[", r"\[").replace("]", r"\]")):
+    """In the message and as data.field, as MCP's argument errors do."""
+    with pytest.raises(InvalidParams, match=field.replace("[", r"\[").replace("]", r"\]")) as raised:
         check_params("search", params)
+    assert raised.value.data == {"field": field}
 
 
 def test_mcp_dates_before_the_epoch_or_far_ahead_are_clamped_not_internal_errors() -> None:

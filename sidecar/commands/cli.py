@@ -18,6 +18,7 @@ from sidecar.config import OBSIDIAN_CONFIG_ENV, SETTINGS, VAULT_ENV, Setting, Se
 from sidecar.core import VaultIndex
 from sidecar.errors import SidecarError
 from sidecar.protocol_types import RelatedResponse, SearchResponse
+from sidecar.serve.params import check_params
 from sidecar.store.indexer import Progress
 
 Handler = Callable[[argparse.Namespace], int]
@@ -218,16 +219,26 @@ def _serving_text(state: dict[str, Any]) -> str:
 
 # ---- search and related -------------------------------------------------------------------
 def cmd_search(args: argparse.Namespace) -> int:
+    params = _checked("search", query=args.query, limit=args.limit, mode=args.mode, explain=args.explain,
+                      max_tokens=args.max_tokens, filters=_filters(args))
     index = open_index(args)
-    result = index.search(args.query, limit=args.limit, mode=args.mode, explain=args.explain,
-                          max_tokens=args.max_tokens, filters=_filters(args))
+    result = index.search(**params)
     emit(args, result, lambda: _search_text(result, args.explain))
     return 0
 
 
+def _checked(method: str, **params: Any) -> dict[str, Any]:
+    """The arguments given (None: not given), checked against the protocol's params schema for `method`
+    as a JSON-RPC request's are (serve/params.py): one check, the same error, for every adapter."""
+    given = {name: value for name, value in params.items() if value is not None}
+    check_params(method, given)
+    return given
+
+
 def _filters(args: argparse.Namespace) -> dict[str, Any]:
-    fields = dict(item.split("=", 1) for item in args.field or [] if "=" in item)
-    return {"folder": args.folder, "tag": args.tag, "fields": fields}
+    fields = dict(item.split("=", 1) for item in getattr(args, "field", None) or [] if "=" in item)
+    return {name: value for name, value in (("folder", args.folder), ("tag", args.tag), ("fields", fields))
+            if value is not None}
 
 
 def _search_text(result: SearchResponse, explain: bool) -> str:
@@ -247,9 +258,10 @@ def _search_text(result: SearchResponse, explain: bool) -> str:
 
 
 def cmd_related(args: argparse.Namespace) -> int:
+    limit = _checked("related", limit=args.limit)["limit"]  # the note is found by name below, then confined
     index = open_index(args)
     path = index.resolve_note(args.note)
-    result = index.related(path=path, limit=args.limit)
+    result = index.related(path=path, limit=limit)
     emit(args, result, lambda: _related_text(result))
     return 0
 
@@ -512,10 +524,11 @@ def cmd_context(args: argparse.Namespace) -> int:
     from sidecar.retrieve.context import context_answer  # noqa: PLC0415
 
     query = _context_query(args.text)
+    params = _checked("search", query=query, limit=args.limit, mode=args.mode, max_tokens=args.max_tokens,
+                      filters=_filters(args))
     index = open_index(args)
     index.require_index()
-    result = index.search(query, limit=args.limit, mode=args.mode, max_tokens=args.max_tokens,
-                          filters={"folder": args.folder, "tag": args.tag})
+    result = index.search(**params)
     payload = context_answer(result, args.max_tokens)
     emit(args, payload, lambda: str(payload["markdown"]))
     return 0

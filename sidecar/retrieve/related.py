@@ -26,8 +26,6 @@ from sidecar.ingest.parse import parse_note
 from sidecar.ingest.redact import redact
 from sidecar.protocol_types import (
     RELATED_LIMIT_DEFAULT,
-    RELATED_LIMIT_MAX,
-    RELATED_LIMIT_MIN,
     Band,
     RelatedNote,
     RelatedReason,
@@ -111,9 +109,7 @@ class Related:
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
                 limit: int = RELATED_LIMIT_DEFAULT) -> RelatedResponse:
-        started = time.perf_counter()
-        if not isinstance(limit, int) or not RELATED_LIMIT_MIN <= limit <= RELATED_LIMIT_MAX:
-            raise InvalidParams(f"limit must be an integer from {RELATED_LIMIT_MIN} to {RELATED_LIMIT_MAX}")
+        started = time.perf_counter()  # limit: in the protocol's bounds, checked where the call came in (serve/params.py)
         if path is None and text is None:
             raise InvalidParams("give a note path, an unsaved text, or both")
         source = self._source_from_text(path, text, cursor_heading) if text is not None \

@@ -22,8 +22,6 @@ from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.ingest.embed import Embedder
 from sidecar.protocol_types import (
     SEARCH_LIMIT_DEFAULT,
-    SEARCH_LIMIT_MAX,
-    SEARCH_LIMIT_MIN,
     Band,
     SearchMode,
     SearchResponse,
@@ -37,7 +35,6 @@ from sidecar.store import search_reads as reads
 from sidecar.store.reads import chunk_count
 
 Mode = Literal["hybrid", "lexical", "semantic"]
-MODES = ("hybrid", "lexical", "semantic")
 CHARS_PER_TOKEN = 4  # the usual estimate for English prose; documented in the protocol
 MIN_KNOWN_SHARE = 0.5  # below this share of known word pieces a query's vector is noise, not meaning
 MAX_QUERY_CHARS = 4000  # a pasted page is searched by its beginning; BM25 and one embedding need no more
@@ -54,13 +51,9 @@ class Filters:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any] | None) -> Filters:
-        if not raw:
+        if not raw:  # its shape is the protocol's SearchFilters, checked where the call came in (serve/params.py)
             return cls()
-        if not isinstance(raw, dict):
-            raise InvalidParams("filters must be an object")
         fields_raw = raw.get("fields") or {}
-        if not isinstance(fields_raw, dict):
-            raise InvalidParams("filters.fields must be an object of frontmatter field -> value")
         since = raw.get("modified_since")
         return cls(
             folder=_opt_str(raw.get("folder")), tag=_opt_str(raw.get("tag")),
@@ -345,7 +338,7 @@ class Searcher:
                max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> SearchResponse:
         started = time.perf_counter()
         text = query[:MAX_QUERY_CHARS] if isinstance(query, str) else query  # a trailing space ends the last word
-        query, limit, mode = _validate(text, limit, mode, max_tokens)
+        query = _stripped(text)
         filters = filters or Filters()
         vectors_available = self.embedder is not None and len(self.snap.vector_ids) > 0
         effective_mode: SearchMode = cast(SearchMode, mode) if vectors_available or mode == "lexical" else "lexical"
@@ -525,16 +518,12 @@ def _join(caveat: str | None, extra: str) -> str:
     return f"{caveat} {extra}" if caveat else extra
 
 
-def _validate(query: object, limit: object, mode: object, max_tokens: object) -> tuple[str, int, str]:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidParams("query must be a non-empty string")
-    if not isinstance(limit, int) or isinstance(limit, bool) or not SEARCH_LIMIT_MIN <= limit <= SEARCH_LIMIT_MAX:
-        raise InvalidParams(f"limit must be an integer from {SEARCH_LIMIT_MIN} to {SEARCH_LIMIT_MAX}")
-    if mode not in MODES:
-        raise InvalidParams(f"mode must be one of {', '.join(MODES)}")
-    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-        raise InvalidParams("max_tokens must be a positive integer")
-    return query.strip(), limit, str(mode)
+def _stripped(query: str) -> str:
+    """The one rule on search's params that the schema cannot say (its minLength counts spaces). The
+    bounds, types and modes are the protocol's, checked where a call comes in (serve/params.py)."""
+    if not query.strip():
+        raise InvalidParams("query must be a non-empty string", {"field": "query"})
+    return query.strip()
 
 
 BAND_ORDER = {"high": 3, "medium": 2, "low": 1, "none": 0}

@@ -1,8 +1,14 @@
 """Request params checked against the protocol's own schemas (PARAMS_SCHEMAS, generated from
 protocol/sidecar.openrpc.json) before any of them reaches the core.
 
+The one place the protocol's bounds and types are enforced for the core's callers: the JSON-RPC
+adapter checks every request here, the CLI the arguments it passes on; the MCP tools check their own
+published input schemas (tighter bounds, from the same generated constants). The core keeps only the
+rules a schema cannot say (a blank query, a path outside the vault, a cursor from another question).
+
 Only the JSON Schema keywords the document may use (build_tasks/protocol.py ALLOWED_KEYS) are
-understood. Every failure is InvalidParams naming the field, so no input ends as an internal error.
+understood. Every failure is InvalidParams naming the field, in its message and as `data.field` (as
+the MCP tools' argument errors do), so no input ends as an internal error.
 """
 
 from __future__ import annotations
@@ -34,9 +40,9 @@ def _check(value: Any, schema: Schema, where: str) -> None:
     if "type" in schema:
         _check_type(value, schema["type"], where)
     if "enum" in schema and value not in schema["enum"]:
-        raise InvalidParams(f"{where} must be one of {', '.join(map(str, schema['enum']))}")
+        raise _invalid(where, f"must be one of {', '.join(map(str, schema['enum']))}")
     if "const" in schema and value != schema["const"]:
-        raise InvalidParams(f"{where} must be {schema['const']!r}")
+        raise _invalid(where, f"must be {schema['const']!r}")
     if isinstance(value, str):
         _check_string(value, schema, where)
     elif isinstance(value, bool):
@@ -49,6 +55,12 @@ def _check(value: Any, schema: Schema, where: str) -> None:
         _check_object(value, schema, where)
 
 
+def _invalid(where: str, text: str) -> InvalidParams:
+    """`where` names the field (`limit`, `filters.tag`, `a key of filters.fields`); `params`: the whole object."""
+    field = where.removeprefix("a key of ")
+    return InvalidParams(f"{where} {text}", {} if field == "params" else {"field": field})
+
+
 def _check_one_of(value: Any, options: list[Schema], where: str) -> None:
     matches = 0
     for option in options:
@@ -58,7 +70,7 @@ def _check_one_of(value: Any, options: list[Schema], where: str) -> None:
             continue
         matches += 1
     if matches != 1:
-        raise InvalidParams(f"{where} does not have any of the allowed forms")
+        raise _invalid(where, "does not have any of the allowed forms")
 
 
 def _check_type(value: Any, expected: str | list[str], where: str) -> None:
@@ -67,7 +79,7 @@ def _check_type(value: Any, expected: str | list[str], where: str) -> None:
         # bool is an int to Python, never a number to JSON Schema
         if isinstance(value, JSON_TYPES[name]) and not (isinstance(value, bool) and name in ("integer", "number")):
             return
-    raise InvalidParams(f"{where} must be {' or '.join(names)}, not {_json_type(value)}")
+    raise _invalid(where, f"must be {' or '.join(names)}, not {_json_type(value)}")
 
 
 def _json_type(value: Any) -> str:
@@ -79,14 +91,14 @@ def _json_type(value: Any) -> str:
 
 def _check_string(value: str, schema: Schema, where: str) -> None:
     if len(value) < schema.get("minLength", 0):
-        raise InvalidParams(f"{where} must not be empty" if schema["minLength"] == 1
-                            else f"{where} must have at least {schema['minLength']} characters")
+        raise _invalid(where, "must not be empty" if schema["minLength"] == 1
+                       else f"must have at least {schema['minLength']} characters")
     if "maxLength" in schema and len(value) > schema["maxLength"]:
-        raise InvalidParams(f"{where} is too long: {len(value):,} characters (at most {schema['maxLength']:,})")
+        raise _invalid(where, f"is too long: {len(value):,} characters (at most {schema['maxLength']:,})")
     if not _is_unicode(value):
-        raise InvalidParams(f"{where} is not valid Unicode text (a lone surrogate)")
+        raise _invalid(where, "is not valid Unicode text (a lone surrogate)")
     if "pattern" in schema and not re.search(schema["pattern"], value):
-        raise InvalidParams(f"{where} does not have the expected form")
+        raise _invalid(where, "does not have the expected form")
 
 
 def _is_unicode(value: str) -> bool:
@@ -99,18 +111,18 @@ def _is_unicode(value: str) -> bool:
 
 def _check_number(value: float, schema: Schema, where: str) -> None:
     if not math.isfinite(value):
-        raise InvalidParams(f"{where} must be a finite number")
+        raise _invalid(where, "must be a finite number")
     if "minimum" in schema and value < schema["minimum"]:
-        raise InvalidParams(f"{where} must be at least {schema['minimum']}")
+        raise _invalid(where, f"must be at least {schema['minimum']}")
     if "maximum" in schema and value > schema["maximum"]:
-        raise InvalidParams(f"{where} must be at most {schema['maximum']}")
+        raise _invalid(where, f"must be at most {schema['maximum']}")
 
 
 def _check_array(value: list[Any], schema: Schema, where: str) -> None:
     if len(value) < schema.get("minItems", 0):
-        raise InvalidParams(f"{where} needs at least {schema['minItems']} item(s)")
+        raise _invalid(where, f"needs at least {schema['minItems']} item(s)")
     if "maxItems" in schema and len(value) > schema["maxItems"]:
-        raise InvalidParams(f"{where} has too many items: {len(value):,} (at most {schema['maxItems']:,})")
+        raise _invalid(where, f"has too many items: {len(value):,} (at most {schema['maxItems']:,})")
     items = schema.get("items")
     if isinstance(items, dict):
         for i, item in enumerate(value):
@@ -119,10 +131,10 @@ def _check_array(value: list[Any], schema: Schema, where: str) -> None:
 
 def _check_object(value: dict[str, Any], schema: Schema, where: str) -> None:
     if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-        raise InvalidParams(f"{where} has too many keys: {len(value):,} (at most {schema['maxProperties']:,})")
+        raise _invalid(where, f"has too many keys: {len(value):,} (at most {schema['maxProperties']:,})")
     for name in schema.get("required", ()):
         if name not in value:
-            raise InvalidParams(f"{_field(where, name)} is required")
+            raise _invalid(_field(where, name), "is required")
     known: dict[str, Schema] = schema.get("properties", {})
     extra = schema.get("additionalProperties", True)
     names = schema.get("propertyNames")
@@ -133,7 +145,7 @@ def _check_object(value: dict[str, Any], schema: Schema, where: str) -> None:
         if key in known:
             _check(item, known[key], inner)
         elif extra is False:
-            raise InvalidParams(f"unknown param {inner[:200]}")
+            raise InvalidParams(f"unknown param {inner[:200]}", {"field": inner[:200]})
         elif isinstance(extra, dict):
             _check(item, extra, inner)
 
