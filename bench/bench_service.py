@@ -29,28 +29,31 @@ def load_queries(path: Path | None, n: int) -> list[str]:
     return (pool * (n // max(1, len(pool)) + 1))[:n]
 
 
-def timed(call: object, queries: list[str], clients: int) -> list[float]:
-    """Each client runs its share of the queries back to back; returns every call's wall time."""
+def timed(call: object, queries: list[str], clients: int) -> tuple[list[float], int]:
+    """Each client runs its share of the queries back to back; returns every call's wall time, and how
+    many answers were errors (a JSON-RPC error object, an MCP tool error: an HTTP error stops the run)."""
     times: list[float] = []
+    errors = [0]
     lock = threading.Lock()
 
     def worker(part: list[str]) -> None:
         for query in part:
             started = time.perf_counter()
-            call(query)  # type: ignore[operator]
+            reply = call(query)  # type: ignore[operator]
             elapsed = time.perf_counter() - started
             with lock:
                 times.append(elapsed)
+                errors[0] += isinstance(reply, dict) and "error" in reply
 
     threads = [threading.Thread(target=worker, args=(queries[i::clients],)) for i in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return times
+    return times, errors[0]
 
 
-def under_load(busy: object, probe: object, queries: list[str], busy_clients: int = 8) -> list[float]:
+def under_load(busy: object, probe: object, queries: list[str], busy_clients: int = 8) -> tuple[list[float], int]:
     """`probe` timed for each of the queries (two clients) while `busy_clients` threads run `busy`."""
     stop = threading.Event()
 
@@ -100,11 +103,13 @@ def main() -> int:
         for clients in (1, 8):
             rpc = timed(lambda q: live.rpc("search", query=q), queries, clients)
             mcp = timed(lambda q: live.mcp("search", query=q), queries, clients)
-            for name, times in ((f"JSON-RPC search, {clients} client(s)", rpc), (f"MCP search, {clients} client(s)", mcp)):
-                rows.append((name, len(times), *(percentile(times, p) * 1000 for p in (50, 95, 99))))
-        lexical = under_load(lambda q: live.rpc("search", query=q), lambda q: live.rpc("search", query=q, mode="lexical"),
-                             queries[:200])
-        rows.append(("lexical, 8 others searching hybrid", len(lexical), *(percentile(lexical, p) * 1000 for p in (50, 95, 99))))
+            for name, (times, errors) in ((f"JSON-RPC search, {clients} client(s)", rpc),
+                                          (f"MCP search, {clients} client(s)", mcp)):
+                rows.append((name, len(times), *(percentile(times, p) * 1000 for p in (50, 95, 99)), errors))
+        lexical, errors = under_load(lambda q: live.rpc("search", query=q),
+                                     lambda q: live.rpc("search", query=q, mode="lexical"), queries[:200])
+        rows.append(("lexical, 8 others searching hybrid", len(lexical),
+                     *(percentile(lexical, p) * 1000 for p in (50, 95, 99)), errors))
         health = []
         for _ in range(3):  # a report of a big vault takes a while: wait as long as it takes
             t = time.perf_counter()
@@ -119,9 +124,9 @@ def main() -> int:
     print(f"service: {args.vault.name}: {status['notes']:,} notes, {status['chunks']:,} chunks ({status['backend']})")
     print(f"  serve -> handshake {handshake * 1000:.0f} ms; serve -> first search answered {first * 1000:.0f} ms "
           f"({first_kind}); serve -> first hybrid answer {hybrid * 1000:.0f} ms")
-    print(f"  {'call':34} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")
-    for name, n, p50, p95, p99 in rows:
-        print(f"  {name:34} {n:>5} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f}")
+    print(f"  {'call':34} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>6}")
+    for name, n, p50, p95, p99, failed in rows:
+        print(f"  {name:34} {n:>5} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f} {failed:>6}")
     print(f"  health report over JSON-RPC: best of 3 {min(health) * 1000:.0f} ms ({items:,} items, {size / 1e6:.1f} MB of JSON)")
     if args.health_edits:
         health_pages(args.vault, args.index, args.health_edits)
