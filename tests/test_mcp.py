@@ -29,8 +29,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from sidecar.adapters.mcp.server import McpReady, build_mcp, mcp_http_app, serve_mcp_http
+from sidecar.adapters.mcp.tools import CLEAN_CACHED_CHARS, clean
 from sidecar.config import Settings
 from sidecar.core import VaultIndex
+from sidecar.ingest.redact import redact
 from sidecar.retrieve.context import format_context
 from tests.serverproc import start_sidecar
 
@@ -649,6 +651,17 @@ def _result(band: str, texts: list[tuple[str, str]]) -> dict[str, Any]:
     return {"query": "q", "band": band, "caveat": None if band == "high" else "careful", "results": [
         {"path": f"{t}.md", "title": t, "heading": f"{t} > Part", "start_line": 3, "end_line": 9, "band": band,
          "snippet": body[:20], "text": body} for t, body in texts]}
+
+
+def test_text_leaving_by_mcp_is_redacted_every_time_short_or_long() -> None:
+    """Short texts' redaction is kept per text (tools.clean): a snippet asked again must come out the same."""
+    snippet = f"deploy with token {SECRET} then restart"
+    long_text = ("filler line\n" * (CLEAN_CACHED_CHARS // 12)) + f"token {SECRET}\n"
+    assert len(long_text) > CLEAN_CACHED_CHARS
+    for _ in range(2):
+        for text in (snippet, long_text):
+            out = clean(text)
+            assert SECRET not in out and "[REDACTED:github]" in out and out == redact(text).text
 
 
 def test_format_context_fits_the_budget_and_marks_cuts() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import json
 import logging
 import re
@@ -165,6 +166,15 @@ def iso(ts: float | None) -> str | None:
 
 def clean(text: str) -> str:
     """Redaction once more on the way out: the index is redacted, but the disk may have changed."""
+    return _clean_short(text) if len(text) <= CLEAN_CACHED_CHARS else redact(text).text
+
+
+CLEAN_CACHED_CHARS = 2000  # snippets, headings, excerpts: ~40 us of rules each, 11 a search page (0.4 ms)
+CLEAN_CACHED = 2048  # texts kept: 4 MB at most
+
+
+@functools.lru_cache(maxsize=CLEAN_CACHED)  # redaction is a function of the text alone: a snippet shown again
+def _clean_short(text: str) -> str:  # (a query retyped, the next page, another agent asking) costs a lookup
     return redact(text).text
 
 
