@@ -47,17 +47,17 @@ from sidecar.retrieve.search import Filters, Ranking, Searcher
 from sidecar.retrieve.snapshot import NoteChanges, Snapshot, SnapshotCache, current_generation
 from sidecar.store.db import SCHEMA_VERSION, connect
 from sidecar.store.indexer import LINKS_PENDING, Indexer, IndexReport, ProgressFn
-from sidecar.store.reads import read_transaction
-from sidecar.store.rows import (
-    Store,
+from sidecar.store.reads import (
     has_notes,
     meta_value,
     meta_values,
     note_exists,
     note_names,
+    read_transaction,
     row_counts,
     skipped_files,
 )
+from sidecar.store.rows import Store
 from sidecar.store.vectors import VectorTable
 
 if TYPE_CHECKING:

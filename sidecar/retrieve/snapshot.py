@@ -28,7 +28,7 @@ from sidecar.ingest.boilerplate import MIN_NOTES as BOILERPLATE_MIN_NOTES
 from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.ingest.linkres import PathIndex
 from sidecar.retrieve.graph import Graph, graph_signature, load_graph
-from sidecar.store import snapshot_reads as reads
+from sidecar.store import snapshot_reads
 from sidecar.store.db import Backend
 from sidecar.store.reads import attachment_paths, note_ids_by_path
 from sidecar.store.vectors import BLOCK_ROWS, Matrix, VectorTable
@@ -181,13 +181,13 @@ class FirstPass:
 
 
 def current_generation(conn: sqlite3.Connection) -> str:
-    return reads.generation(conn)
+    return snapshot_reads.generation(conn)
 
 
 def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, prev: Snapshot | None = None) -> Snapshot:
     """A fresh snapshot; with `prev`, only what changed is read (an edit costs milliseconds, not a reload)."""
     generation = current_generation(conn)
-    owner = reads.chunk_owners(conn)
+    owner = snapshot_reads.chunk_owners(conn)
     ids, matrix = _vectors(conn, backend, dim, prev)
     notes = np.fromiter((owner.get(int(i), -1) for i in ids), dtype=np.int64, count=len(ids))
     keep = notes >= 0  # a vector whose chunk vanished (crash between deletes) is ignored
@@ -197,7 +197,7 @@ def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, p
     attachments = attachment_paths(conn)
     if not keep.all():  # a boolean index copies the matrix: only when there is a row to drop
         ids, matrix, notes = ids[keep], matrix[keep], notes[keep]
-    repeated = reads.boilerplate_chunks(conn, BOILERPLATE_MIN_NOTES)
+    repeated = snapshot_reads.boilerplate_chunks(conn, BOILERPLATE_MIN_NOTES)
     sections = Counter(owner.values())
     return Snapshot(generation, ids, matrix, notes, graph, len(owner), note_ids, attachments, signature,
                     sections=dict(sections), boilerplate=repeated, boilerplate_keys=frozenset(repeated.values()),
@@ -265,7 +265,7 @@ def follow_changes(prev: Snapshot, conn: sqlite3.Connection, backend: Backend, d
     if prev.generation != changes.before or not dim or (len(prev.vector_ids) and prev.matrix.shape[1] != dim):
         return None  # without a model the vectors say nothing of what went: a reload is as cheap
     ids = json.dumps(sorted(changes.notes))
-    rows = reads.chunks_of_notes(conn, ids)
+    rows = snapshot_reads.chunks_of_notes(conn, ids)
     current = {int(r[0]): int(r[1]) for r in rows}
     touched = np.fromiter(changes.notes, dtype=np.int64, count=len(changes.notes))
     old_rows = np.flatnonzero(np.isin(prev.vector_notes, touched))
@@ -324,7 +324,7 @@ def _same_edges(prev: Snapshot, conn: sqlite3.Connection, changes: NoteChanges, 
     if changes.structural:
         return False
     edges: dict[int, set[int]] = {}
-    for source, target in reads.edges_from(conn, ids):
+    for source, target in snapshot_reads.edges_from(conn, ids):
         edges.setdefault(int(source), set()).add(int(target))
     return all(edges.get(n, set()) == prev.graph.out_links.get(n, set()) for n in changes.notes)
 
@@ -333,7 +333,7 @@ def _followed_note_ids(prev: Snapshot, conn: sqlite3.Connection, changes: NoteCh
     if not changes.structural:
         return prev.note_ids  # no path changed
     note_ids = {path: i for path, i in prev.note_ids.items() if i not in changes.notes}
-    note_ids.update((str(r[0]), int(r[1])) for r in reads.note_paths_of(conn, ids))
+    note_ids.update((str(r[0]), int(r[1])) for r in snapshot_reads.note_paths_of(conn, ids))
     return note_ids
 
 
@@ -345,7 +345,7 @@ def _followed_boilerplate(prev: Snapshot, conn: sqlite3.Connection, written: dic
     if not templates and not gone & prev.boilerplate.keys():
         return prev.boilerplate
     boilerplate = {i: t for i, t in prev.boilerplate.items() if t not in templates and i not in gone}
-    boilerplate.update((int(r[0]), str(r[1])) for r in reads.boilerplate_chunks_among(
+    boilerplate.update((int(r[0]), str(r[1])) for r in snapshot_reads.boilerplate_chunks_among(
         conn, json.dumps(sorted(templates)), BOILERPLATE_MIN_NOTES))
     return boilerplate
 

@@ -6,9 +6,12 @@ snapshot_reads.py)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
+
+from sidecar.protocol_types import SkippedFile
 
 
 @contextlib.contextmanager
@@ -148,3 +151,38 @@ def link_totals(conn: sqlite3.Connection) -> tuple[int, int, int]:
     row = conn.execute("SELECT count(*), sum(target_id IS NULL), sum(anchor IS NOT NULL) FROM links"
                        " WHERE kind != 'embed'").fetchone()
     return int(row[0] or 0), int(row[1] or 0), int(row[2] or 0)
+
+
+# ---- the core's questions: meta, readiness, names, counts ------------------------------------
+def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def meta_values(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, str]:
+    rows = conn.execute(f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})", tuple(keys))
+    return {str(k): str(v) for k, v in rows}
+
+
+def has_notes(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is not None
+
+
+def note_exists(conn: sqlite3.Connection, path: str) -> bool:
+    return conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone() is not None
+
+
+def note_names(conn: sqlite3.Connection) -> list[tuple[str, str, list[str], str]]:
+    """(path, title, aliases, lower-case file name) of every note: what a reference can name."""
+    rows = conn.execute("SELECT path, title, aliases, name_lower FROM notes").fetchall()
+    return [(str(path), str(title), list(json.loads(aliases)), str(name)) for path, title, aliases, name in rows]
+
+
+def row_counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(notes, chunks)."""
+    notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+    return notes, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+
+def skipped_files(conn: sqlite3.Connection) -> list[SkippedFile]:
+    return [{"path": str(r[0]), "reason": str(r[1])} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]

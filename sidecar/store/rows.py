@@ -15,8 +15,8 @@ from sidecar.ingest.cjk import cjk_tokens
 from sidecar.ingest.linkres import PathIndex
 from sidecar.ingest.vault import Skip, VaultFile
 from sidecar.notes import Chunk, Finding, ParsedNote
-from sidecar.protocol_types import SkippedFile
 from sidecar.store.db import Backend
+from sidecar.store.reads import chunk_count, has_notes, meta_value
 from sidecar.store.vectors import Matrix, VectorTable
 
 
@@ -107,7 +107,7 @@ class Store:
         return has_notes(self.conn)
 
     def chunk_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return chunk_count(self.conn)
 
     def note_ids(self, paths: list[str]) -> list[int]:
         ids: list[int] = []
@@ -303,38 +303,3 @@ class Store:
 def _name_lower(path: str) -> str:
     name = posixpath.basename(path).lower()
     return name[:-3] if name.endswith(".md") else name
-
-
-# ---- reads over any connection (a reader's own view; the core asks these) -------------------------
-def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def meta_values(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, str]:
-    rows = conn.execute(f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})", tuple(keys))
-    return {str(k): str(v) for k, v in rows}
-
-
-def has_notes(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is not None
-
-
-def note_exists(conn: sqlite3.Connection, path: str) -> bool:
-    return conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone() is not None
-
-
-def note_names(conn: sqlite3.Connection) -> list[tuple[str, str, list[str], str]]:
-    """(path, title, aliases, lower-case file name) of every note: what a reference can name."""
-    rows = conn.execute("SELECT path, title, aliases, name_lower FROM notes").fetchall()
-    return [(str(path), str(title), list(json.loads(aliases)), str(name)) for path, title, aliases, name in rows]
-
-
-def row_counts(conn: sqlite3.Connection) -> tuple[int, int]:
-    """(notes, chunks)."""
-    notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
-    return notes, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
-
-
-def skipped_files(conn: sqlite3.Connection) -> list[SkippedFile]:
-    return [{"path": str(r[0]), "reason": str(r[1])} for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")]

@@ -29,8 +29,7 @@ from sidecar.ingest.vault import NOTE_SUFFIX, decode_note
 from sidecar.protocol_types import EditRecord, EditsResponse
 from sidecar.retrieve.note_reads import find_section
 from sidecar.store.history import Change, History
-from sidecar.store.reads import links_into, name_is_free
-from sidecar.store.rows import note_exists
+from sidecar.store.reads import links_into, name_is_free, note_exists
 from sidecar.write.files import UnsafePath, VaultFiles
 
 if TYPE_CHECKING:
