@@ -19,10 +19,6 @@ from sidecar.protocol_types import (
     HealthSummary,
     HealthSummaryResponse,
 )
-
-if TYPE_CHECKING:
-    from sidecar.retrieve.view import IndexView
-
 from sidecar.report.health import (
     LOADED,
     RULES,
@@ -36,6 +32,9 @@ from sidecar.report.health import (
     SectionSpec,
 )
 from sidecar.report.health_cache import current_findings
+
+if TYPE_CHECKING:
+    from sidecar.retrieve.view import IndexView
 
 
 def _findings(index: IndexView) -> tuple[Findings, Context]:
