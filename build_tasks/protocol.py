@@ -206,6 +206,7 @@ ALLOWED_KEYS = {
     "type", "enum", "const", "$ref", "oneOf", "properties", "required", "additionalProperties", "items",
     "additionalItems", "minItems", "maxItems", "description", "title", "default", "minimum", "maximum",
     "minLength", "maxLength", "pattern", "examples", "$schema", "maxProperties", "propertyNames",
+    "x-parts",
 }
 PRIMS = {"string", "integer", "number", "boolean", "null"}
 
@@ -277,6 +278,16 @@ def named_type(name: str, schema: Schema) -> Named:
     return Named(name, description, alias=type_expr(schema, name))
 
 
+def record_part(whole: Named, name: str, spec: dict[str, Any]) -> Named:
+    """`x-parts` of a record: a record of some of its fields, for code that builds one part of the whole
+    (the core's status, which `serve` completes): the part's fields are the whole's, never restated."""
+    by_name = {f.name: f for f in whole.fields or []}
+    unknown = [key for key in spec["properties"] if key not in by_name]
+    if unknown:
+        raise ProtocolError(f"{whole.name}.x-parts.{name}: not fields of {whole.name}: {unknown}")
+    return Named(name, str(spec.get("description", "")), fields=[by_name[key] for key in spec["properties"]])
+
+
 BOUND_KEYS = {"minimum": "MIN", "maximum": "MAX", "minLength": "MIN_LENGTH", "maxLength": "MAX_LENGTH",
               "minItems": "MIN_ITEMS", "maxItems": "MAX_ITEMS", "maxProperties": "MAX_PROPERTIES", "default": "DEFAULT"}
 
@@ -321,6 +332,8 @@ class Model:
         self.types: dict[str, Named] = {}
         for name, schema in doc["components"]["schemas"].items():
             self.types[name] = named_type(name, schema)
+            for part, spec in schema.get("x-parts", {}).items():
+                self.types[part] = record_part(self.types[name], part, spec)
         self.methods: list[tuple[str, str, str, str]] = []  # (method, params type, result type, summary)
         for m in doc["methods"]:
             if m.get("paramStructure", "by-name") != "by-name":

@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from sidecar import __version__
 from sidecar.config import HOLD_MODEL_ENV, Settings, env_text
@@ -33,11 +33,11 @@ from sidecar.protocol_types import (
     HealthPageResponse,
     HealthResponse,
     HealthSummaryResponse,
+    IndexStatus,
     ModelInfo,
     NoteLinksResponse,
     RelatedResponse,
     SearchResponse,
-    SkippedFile,
 )
 from sidecar.rank.fuse import BAND_RULE, DEFAULT_HIGH, DEFAULT_LOW, Thresholds
 from sidecar.report.calibrate import auto_calibrate, needs_auto_calibration
@@ -67,33 +67,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REDACTION_RULES = "redaction_rules"  # meta key: fingerprint of the rules the stored text went through
-
-
-class IndexStatus(TypedDict):
-    """StatusResponse less what only `serve` knows (protocol_version, progress, mcp, indexing: server.py
-    adds them). Typing has no "StatusResponse without these keys", so the keys are listed here; mypy ties
-    them to the schema where server.py unpacks this into a StatusResponse (a key missing, extra or of
-    another type is an error there)."""
-
-    version: str
-    vault: str
-    index_dir: str
-    index_bytes: int
-    schema_version: int
-    backend: str
-    vector_store: str
-    vector_search: str
-    model: ModelInfo
-    notes: int
-    chunks: int
-    chunks_with_vectors: int
-    chunks_without_vectors: int
-    vectors_available: bool
-    skipped: list[SkippedFile]
-    last_indexed_at: float | None
-    building: bool
-    bands: BandThresholds
-    complete: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -256,6 +256,45 @@ class StatusResponse(TypedDict):
     indexing: NotRequired[IndexingStats]
 
 
+class IndexStatus(TypedDict):
+    """What the core knows of a status (VaultIndex.status); `sidecar serve` adds the rest
+    (protocol_version, progress, mcp, indexing).
+    """
+
+    # Sidecar package version.
+    version: str
+
+    # Absolute path of the vault.
+    vault: str
+
+    # Absolute path of the index folder (never inside the vault).
+    index_dir: str
+    index_bytes: int
+    schema_version: int
+
+    # SQLite build and extensions in use.
+    backend: str
+    vector_store: str
+    vector_search: str
+    model: ModelInfo
+    notes: int
+    chunks: int
+    chunks_with_vectors: int
+    chunks_without_vectors: int
+    vectors_available: bool
+    skipped: list[SkippedFile]
+
+    # Unix seconds of the last finished index run.
+    last_indexed_at: float | None
+    building: bool
+    bands: BandThresholds
+
+    # Every note indexed, every chunk has a vector and every link is resolved, and the model is loaded (false
+    # after a run that stopped before its last link pass, such as a kill -9 while indexing, until the next run
+    # finishes; false while model.loading).
+    complete: bool
+
+
 class SearchFilters(TypedDict):
     # Only notes under this vault-relative folder (`Projects` matches `Projects/...` at any depth).
     folder: NotRequired[str]

@@ -214,6 +214,19 @@ def test_generator_rejects_unsupported_schema(doc: dict[str, Any]) -> None:
         proto.generate(dangling)
 
 
+def test_a_record_part_takes_its_fields_from_the_whole(doc: dict[str, Any]) -> None:
+    from sidecar import protocol_types as pt
+
+    whole = doc["components"]["schemas"]["StatusResponse"]
+    part = whole["x-parts"]["IndexStatus"]["properties"]
+    assert list(pt.IndexStatus.__annotations__) == part
+    assert pt.IndexStatus.__annotations__ == {k: pt.StatusResponse.__annotations__[k] for k in part}
+    stray = json.loads(json.dumps(doc))
+    stray["components"]["schemas"]["StatusResponse"]["x-parts"]["IndexStatus"]["properties"].append("nope")
+    with pytest.raises(proto.ProtocolError):
+        proto.generate(stray)
+
+
 def test_generation_is_deterministic(doc: dict[str, Any]) -> None:
     assert proto.generate(doc) == proto.generate(json.loads(json.dumps(doc)))
 

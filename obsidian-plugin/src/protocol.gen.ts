@@ -186,6 +186,42 @@ export interface StatusResponse {
   indexing?: IndexingStats;
 }
 
+/**
+ * What the core knows of a status (VaultIndex.status); `sidecar serve` adds the rest (protocol_version,
+ * progress, mcp, indexing).
+ */
+export interface IndexStatus {
+  /** Sidecar package version. */
+  version: string;
+  /** Absolute path of the vault. */
+  vault: string;
+  /** Absolute path of the index folder (never inside the vault). */
+  index_dir: string;
+  index_bytes: number;
+  schema_version: number;
+  /** SQLite build and extensions in use. */
+  backend: string;
+  vector_store: string;
+  vector_search: string;
+  model: ModelInfo;
+  notes: number;
+  chunks: number;
+  chunks_with_vectors: number;
+  chunks_without_vectors: number;
+  vectors_available: boolean;
+  skipped: SkippedFile[];
+  /** Unix seconds of the last finished index run. */
+  last_indexed_at: number | null;
+  building: boolean;
+  bands: BandThresholds;
+  /**
+   * Every note indexed, every chunk has a vector and every link is resolved, and the model is loaded (false
+   * after a run that stopped before its last link pass, such as a kill -9 while indexing, until the next run
+   * finishes; false while model.loading).
+   */
+  complete: boolean;
+}
+
 export interface IndexingStats {
   /** Runs over just the notes the file watcher named (no scan). */
   event_runs: number;

@@ -19,7 +19,7 @@ from sidecar.config import Settings
 from sidecar.store.indexer import Progress
 
 if TYPE_CHECKING:
-    from sidecar.core import IndexStatus
+    from sidecar.protocol_types import IndexStatus
 
 Ask = Callable[[str], str]
 
