@@ -8,6 +8,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from sidecar.store.reads import skipped_files
+
 
 def only_notes(sql: str, column: str, note_ids: Iterable[int] | None, order: str = "") -> tuple[str, tuple[str, ...]]:
     """The query, limited to the given notes' rows when there are any."""
@@ -62,7 +64,7 @@ def note_signatures(conn: sqlite3.Connection) -> dict[int, str]:
 
 def skipped_reasons(conn: sqlite3.Connection) -> dict[str, str]:
     """path -> why the index leaves the file out."""
-    return {str(r[0]): str(r[1]) for r in conn.execute("SELECT path, reason FROM skipped ORDER BY path")}
+    return {f["path"]: f["reason"] for f in skipped_files(conn)}
 
 
 def section_bodies(conn: sqlite3.Connection, note_ids: list[int]) -> Iterable[tuple[Any, ...]]:

@@ -180,8 +180,7 @@ def note_names(conn: sqlite3.Connection) -> list[tuple[str, str, list[str], str]
 
 def row_counts(conn: sqlite3.Connection) -> tuple[int, int]:
     """(notes, chunks)."""
-    notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
-    return notes, int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    return note_count(conn), chunk_count(conn)
 
 
 def skipped_files(conn: sqlite3.Connection) -> list[SkippedFile]:

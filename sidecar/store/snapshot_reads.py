@@ -7,14 +7,16 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from sidecar.store.reads import meta_value
+
 # Every resolved edge between two different notes, once: what the link graph is built from.
 EDGES_SQL = "SELECT DISTINCT source_id, target_id FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
 
 
 def generation(conn: sqlite3.Connection) -> str:
     """The index's generation ("0" before the first commit): moves whenever a run changed what readers see."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    return "0" if row is None else str(row[0])
+    value = meta_value(conn, "generation")
+    return "0" if value is None else value
 
 
 # ---- the link graph ---------------------------------------------------------------------------
