@@ -31,6 +31,13 @@ function make(mode: string): Sidecar {
   return sidecar;
 }
 
+/** What `s` emits as `event`, in order (from now on). */
+function recorded<T>(s: Sidecar, event: string): T[] {
+  const seen: T[] = [];
+  s.on(event, (x) => seen.push(x as T));
+  return seen;
+}
+
 function until(s: Sidecar, pred: (snap: SidecarSnapshot) => boolean, ms = 8000): Promise<SidecarSnapshot> {
   return new Promise((resolve, reject) => {
     if (pred(s.snapshot)) {
@@ -51,8 +58,7 @@ function until(s: Sidecar, pred: (snap: SidecarSnapshot) => boolean, ms = 8000):
 describe("Sidecar", () => {
   it("starts, connects events, publishes status, forwards index changes, stops", async () => {
     const s = make("serve");
-    const changed: IndexChangedEvent[] = [];
-    s.on("index-changed", (e) => changed.push(e as IndexChangedEvent));
+    const changed = recorded<IndexChangedEvent>(s, "index-changed");
     s.start();
     const ready = await until(s, (snap) => snap.phase === "running" && snap.status !== null && snap.eventsConnected);
     expect(statusBarView(ready).text).toBe("Sidecar: ready (3 notes)");
@@ -76,8 +82,7 @@ describe("Sidecar", () => {
 
   it("gives every failure a fix-it hint, and keeps the sidecar's output out of the error text", async () => {
     const s = make("old");
-    const failed: SidecarStartError[] = [];
-    s.on("failed", (e) => failed.push(e as SidecarStartError));
+    const failed = recorded<SidecarStartError>(s, "failed");
     s.start();
     const snap = await until(s, (x) => x.phase === "failed");
     expect(failed.map((e) => e.kind)).toEqual(["python_too_old"]);
@@ -98,8 +103,7 @@ describe("Sidecar", () => {
 
   it("publishes the handshake: the sidecar's version and the MCP port really used", async () => {
     const s = make("serve");
-    const seen: Handshake[] = [];
-    s.on("handshake", (h) => seen.push(h as Handshake));
+    const seen = recorded<Handshake>(s, "handshake");
     s.start();
     const snap = await until(s, (x) => x.phase === "running");
     expect(seen).toHaveLength(1);
