@@ -46,6 +46,17 @@ export function mainPath(edit: Pick<EditRecord, "paths" | "summary"> & Partial<P
   return (exists ? ranked.find((p) => exists(p)) : undefined) ?? ranked[0] ?? null;
 }
 
+/** The note a row links to (mainPath), and whether it is gone from the vault now (then it is no link). */
+export interface EditNote {
+  path: string | null;
+  gone: boolean;
+}
+
+export function editNote(edit: EditRecord, exists?: (path: string) => boolean): EditNote {
+  const path = mainPath(edit, exists);
+  return { path, gone: path !== null && exists !== undefined && !exists(path) };
+}
+
 /** "Folder/Note.md" → "Note". */
 export function noteName(path: string): string {
   return (path.split("/").pop() ?? path).replace(/\.md$/i, "");
@@ -79,10 +90,9 @@ export interface EditsHandlers {
 export const EDITS_EMPTY = "No agent edits yet. Agents can edit only when 'Let agents edit notes' is on in settings.";
 
 /** One agent edit: what, the note (a link), when, who, the summary, and Undo (or why not). */
-export function renderEditRow(container: HTMLElement, edit: EditRecord, handlers: EditsHandlers = {}): HTMLElement {
+export function renderEditRow(container: HTMLElement, edit: EditRecord, handlers: EditsHandlers = {},
+  { path, gone }: EditNote = editNote(edit, handlers.exists)): HTMLElement {
   const state = handlers.state?.(edit) ?? {};
-  const path = mainPath(edit, handlers.exists);
-  const gone = path !== null && handlers.exists !== undefined && !handlers.exists(path);
   const row = container.createDiv({
     cls: ["vs-edit-row", `vs-edit-${edit.op}`],
     attr: { "data-edit": String(edit.edit), "data-path": path ?? "" },
@@ -152,10 +162,9 @@ export function renderEdits(container: HTMLElement, response: EditsResponse | nu
   // beside the Undo button does nothing unexpected.
   const actions: RowActions = { ...handlers.row, open: (t, evt) => handlers.onOpen?.(t.path, evt) };
   for (const edit of edits) {
-    const row = renderEditRow(list, edit, handlers);
-    const path = row.getAttribute("data-path") ?? "";
-    const gone = !path || row.querySelector(".vs-edit-path.is-gone") !== null;
-    wireRow(row, gone ? null : { path, line: null }, actions, { click: false });
+    const note = editNote(edit, handlers.exists);
+    const row = renderEditRow(list, edit, handlers, note);
+    wireRow(row, note.path && !note.gone ? { path: note.path, line: null } : null, actions, { click: false });
   }
   wireListKeys(list, actions, "Agent edits, newest first");
   if (response.next_offset !== null) {
