@@ -101,6 +101,7 @@ class Delta:
     edges_changed: bool  # some note-to-note link came or went
     moved: set[int]  # notes whose note vector was computed again
     disk_paths: set[str] | None  # paths whose file on disk may differ; None: the files left out changed too
+    names_same: bool  # no path came, went or moved, and no changed note's file name, title or alias changed
 
 
 @dataclass
@@ -181,8 +182,10 @@ def _advance(index: IndexView, kept: Kept | None) -> Kept:
     loaded, following, delta = _advanced(index, kept, snap, signatures, changed)
     advanced = time.perf_counter()
     ctx = Context(index, loaded=loaded)
-    known, anchors = _kept_sections(ctx, kept, delta)
+    # The files left out are the same (the walk's excluded ones and the skipped ones): else stale
+    # files and unresolved links are found anew.
     same_left_out = delta.disk_paths is not None and ctx.skipped == kept.findings.loaded.get("skipped")
+    known, anchors = _kept_sections(ctx, kept, delta, same_left_out)
     known["unresolved_links"], unresolved = _followed_unresolved(ctx, following[0], kept.unresolved,
                                                                  delta.reread if same_left_out else None)
     found = find_all(ctx, snap.generation, started, known)
@@ -249,13 +252,13 @@ def _advanced(index: IndexView, kept: Kept, snap: Snapshot, signatures: dict[int
                 if moved else old["duplicate_pairs"]
         if not moved and "meaning_parts" in old:
             loaded["meaning_parts"] = old["meaning_parts"]
-    if "name_matcher" in old and not structural and all(
-            _names(old["notes"].get(n)) == _names(notes.get(n)) for n in changed):
-        loaded["name_matcher"] = old["name_matcher"]  # no file name, title or alias changed
+    names_same = not structural and all(_names(old["notes"].get(n)) == _names(notes.get(n)) for n in changed)
+    if "name_matcher" in old and names_same:
+        loaded["name_matcher"] = old["name_matcher"]
     if not structural and "file_name_counts" in old:
         loaded["file_name_counts"] = old["file_name_counts"]
     loaded["disk"], scanned_at, walk, disk_paths = _followed_disk(index, kept, old.get("disk"), changed, signatures)
-    delta = Delta(changed, reread | changed, structural, edges_changed, moved, disk_paths)
+    delta = Delta(changed, reread | changed, structural, edges_changed, moved, disk_paths, names_same)
     return loaded, (links_by_source, resolution, snap, vector_rows, scanned_at, walk), delta
 
 
@@ -331,19 +334,18 @@ GRAPH_SECTIONS = ("orphans", "no_inbound", "dead_ends")  # a note's item: its pa
 TAG_SECTIONS = ("similar_tags", "tags_used_once")
 
 
-def _kept_sections(ctx: Context, kept: Kept, delta: Delta) -> tuple[dict[str, list[Item]], AnchorMemo]:
+def _kept_sections(ctx: Context, kept: Kept, delta: Delta, same_left_out: bool) -> tuple[dict[str, list[Item]], AnchorMemo]:
     """The sections found without deriving them from every note again (find_all does the rest)."""
     old, before = kept.findings.sections, kept.findings.loaded
     known: dict[str, list[Item]] = {}
     known["broken_anchors"], anchors = _followed_anchors(ctx, kept.anchors)
-    stale = _followed_stale(ctx, kept, delta)
-    if stale is not None:
-        known["stale"] = stale
+    if same_left_out:  # else stale files are all found again
+        known["stale"] = _followed_stale(ctx, kept, delta)
     if delta.structural:  # paths came, went or moved: every path-ordered section is found again
         return known, anchors
     if not delta.edges_changed:
         known.update((sid, old[sid]) for sid in GRAPH_SECTIONS)
-        if all(_names(before["notes"][n]) == _names(ctx.notes[n]) for n in delta.changed):
+        if delta.names_same:
             known["clusters"] = old["clusters"]  # its items show titles
     if all(before["tags"].get(n) == ctx.tags.get(n) for n in delta.changed):
         known.update((sid, old[sid]) for sid in TAG_SECTIONS)
@@ -392,12 +394,10 @@ def _followed_unresolved(ctx: Context, links_by_source: dict[int, list[LinkRow]]
     return items, now
 
 
-def _followed_stale(ctx: Context, kept: Kept, delta: Delta) -> list[Item] | None:
-    """The kept stale items with the changed notes' paths and the files that changed on disk looked
-    at again; None (find all) when the files left out changed."""
-    if delta.disk_paths is None or "skipped" not in kept.findings.loaded or \
-            ctx.skipped != kept.findings.loaded["skipped"]:
-        return None
+def _followed_stale(ctx: Context, kept: Kept, delta: Delta) -> list[Item]:
+    """The kept stale items with the changed notes' paths and the files that changed on disk
+    (delta.disk_paths: not None here) looked at again."""
+    assert delta.disk_paths is not None
     now = [note for n in delta.changed if (note := ctx.notes.get(n)) is not None]
     own = {_path(kept.signatures.get(n)) for n in delta.changed} - {""} | {note.path for note in now}
     paths = own | delta.disk_paths
