@@ -109,9 +109,14 @@ def settings_from(args: argparse.Namespace) -> Settings:
     vault = given_vault(args)
     if vault is None:
         raise ValueError(f"which vault? pass --vault PATH (or set {VAULT_ENV})")
-    given = {s.name: getattr(args, s.name, None) for s in SETTINGS if s.name != "vault"}
-    given["exclude"] = tuple(given["exclude"]) if given["exclude"] else None
-    return from_env(vault, **given)
+    return from_env(vault, **{s.name: _flag_value(args, s) for s in SETTINGS if s.name != "vault"})
+
+
+def _flag_value(args: argparse.Namespace, s: Setting) -> object:
+    """A setting's flag as Settings holds it (None: not given or not this command's): a repeated
+    flag's values come as a list (action="append"), a tuple setting is a tuple."""
+    value = getattr(args, s.name, None)
+    return tuple(value) if s.kind is tuple and value else value
 
 
 def emit(args: argparse.Namespace, payload: object, text: Callable[[], str]) -> None:
