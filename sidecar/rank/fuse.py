@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sidecar.protocol_types import Band
+
 # Band thresholds on a hit's confidence (see `confidence`). Defaults measured on the shared dev sets
 # with the embedded model; `sidecar calibrate` replaces them with the user's own vault's figures.
 BAND_RULE = "confidence-2"  # stored with measured thresholds: another rule or model measures them anew
@@ -73,7 +75,7 @@ def confidence(similarity: float | None, weighted_coverage: float, unseen_share:
 
 
 def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, exact_missing: bool,
-             t: Thresholds) -> str:
+             t: Thresholds) -> Band:
     """high / medium / low for one result, from its confidence score (None: no vectors).
 
     A rare query word found lifts a result to high (an exact identifier is a real answer whatever the
@@ -88,14 +90,14 @@ def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, 
     return "medium" if band == "high" and exact_missing else band
 
 
-def related_band(similarity: float | None, linked: bool, t: Thresholds) -> str:
+def related_band(similarity: float | None, linked: bool, t: Thresholds) -> Band:
     """high / medium / low for one related note: its best section's cosine on the same thresholds; a
     note linked with this one (it links here, or shares links) is at least medium whatever its text."""
     band = "low" if similarity is None else threshold_band(similarity, t)
     return "medium" if band == "low" and linked else band
 
 
-def threshold_band(score: float, t: Thresholds) -> str:
+def threshold_band(score: float, t: Thresholds) -> Band:
     """The one place a score meets the band thresholds."""
     if score >= t.high:
         return "high"

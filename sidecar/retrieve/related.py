@@ -12,7 +12,7 @@ import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +26,6 @@ from sidecar.ingest.parse import parse_note
 from sidecar.ingest.redact import redact
 from sidecar.protocol_types import (
     RELATED_LIMIT_DEFAULT,
-    Band,
     RelatedNote,
     RelatedReason,
     RelatedResponse,
@@ -261,7 +260,7 @@ class Related:
                 continue
             chunk = self._best_chunk(note_id, e["chunk"])
             sim = e["sim"]
-            band = cast(Band, related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds))
+            band = related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds)
             results.append({
                 "path": note[0], "title": note[1], "folder": posixpath.dirname(note[0]),
                 "score": round(e["score"], 4), "band": band,

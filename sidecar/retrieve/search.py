@@ -450,7 +450,7 @@ class Searcher:
         rare_hit = lex_rank is not None and bool(evidence.rare & set(found)) and not exact_missing
         score = confidence(cosine, evidence.weighted_coverage(found), evidence.unseen_share) \
             if vectors_available else None
-        band = cast(Band, band_for(score, coverage, rare_hit, exact_missing, self.thresholds))
+        band = band_for(score, coverage, rare_hit, exact_missing, self.thresholds)
         snippet = make_snippet(best["body"], lexq.terms)
         heading_path = [p for p in best["heading"].split(" > ") if p]
         return {
