@@ -9,9 +9,9 @@ import {
   chooseSource, detectToolchain, hintFor, InstallError, installSteps, runSteps, wheelBeside, type Toolchain,
 } from "../src/setup/install";
 import {
-  dataDir, envExecutable, extraDirs, findExecutable, managedEnvDir, pythonCandidates, whereToLook, type HostInfo,
+  compareVersions, dataDir, envExecutable, extraDirs, findExecutable, managedEnvDir, pythonCandidates, whereToLook, type HostInfo,
 } from "../src/setup/python";
-import { compareVersions, versionAdvice } from "../src/setup/notices";
+import { versionAdvice } from "../src/setup/notices";
 import { installLines } from "../src/setup/settings-info";
 import type { SidecarSnapshot } from "../src/sidecar";
 import type { StatusResponse } from "../src/protocol.gen";

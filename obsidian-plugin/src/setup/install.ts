@@ -9,7 +9,7 @@ import * as path from "path";
 import { clearTimeout, setTimeout } from "timers";
 
 import {
-  envExecutable, findExecutable, managedEnvDir, MIN_PYTHON, parsePythonVersion, pythonCandidates, pythonTooOld,
+  compareVersions, envExecutable, findExecutable, managedEnvDir, MIN_PYTHON, parsePythonVersion, pythonCandidates, pythonTooOld,
   type FileProbe, type HostInfo, type Platform,
 } from "./python";
 
@@ -102,12 +102,7 @@ export function wheelBeside(folder: string): string | null {
 }
 
 function compareWheelNames(a: string, b: string): number {
-  const v = (n: string): number[] => (n.split("-")[1] ?? "").split(".").map((x) => Number.parseInt(x, 10) || 0);
-  const [x, y] = [v(a), v(b)];
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  }
-  return 0;
+  return compareVersions(a.split("-")[1] ?? "", b.split("-")[1] ?? "");
 }
 
 /** The user's pick first, then a wheel beside the plugin, then the index. */

@@ -6,6 +6,7 @@ import { Notice, type Plugin } from "obsidian";
 
 import type { Sidecar } from "../sidecar";
 import type { Handshake, SidecarStartError } from "../sidecar-process";
+import { compareVersions } from "./python";
 import { SetupModal } from "./setup-modal";
 
 /** Start failures that installing (or reinstalling) the sidecar fixes. */
@@ -47,15 +48,6 @@ export function versionAdvice(plugin: string, sidecar: string): string | null {
   return older
     ? `The sidecar is version ${sidecar}, this plugin ${plugin}: upgrade the sidecar to match.`
     : `The sidecar is version ${sidecar}, newer than this plugin (${plugin}): update the plugin (Settings → Community plugins), or install the sidecar matching it.`;
-}
-
-export function compareVersions(a: string, b: string): number {
-  const parts = (v: string): number[] => v.split(/[.+-]/).map((x) => Number.parseInt(x, 10) || 0);
-  const [x, y] = [parts(a), parts(b)];
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  }
-  return 0;
 }
 
 function noticeWithButton(text: string, button: string | null, onClick: () => void, ms = 20_000): Notice {

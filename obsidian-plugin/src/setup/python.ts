@@ -110,6 +110,16 @@ export function parsePythonVersion(text: string): [number, number] | null {
   return m ? [Number(m[1]), Number(m[2])] : null;
 }
 
+/** Order of two version strings ("0.10.0" after "0.9.1"; "+" and "-" parts count as further numbers). */
+export function compareVersions(a: string, b: string): number {
+  const parts = (v: string): number[] => v.split(/[.+-]/).map((x) => Number.parseInt(x, 10) || 0);
+  const [x, y] = [parts(a), parts(b)];
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  }
+  return 0;
+}
+
 export function pythonTooOld(version: [number, number]): boolean {
   return version[0] < MIN_PYTHON[0] || (version[0] === MIN_PYTHON[0] && version[1] < MIN_PYTHON[1]);
 }
