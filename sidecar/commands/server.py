@@ -187,7 +187,7 @@ class SidecarService:
     async def _scan_run(self, full: bool) -> IndexReport:
         self.cancel_index.clear()
         self.core.index_queued()  # visible in status before the run's first progress event
-        self.bus.publish("status", await asyncio.to_thread(self.status))
+        await self.publish_status()
         try:
             return await self._on_writer(self._index_once, full)
         finally:
@@ -201,13 +201,16 @@ class SidecarService:
         changed = bool(report.changed_paths or report.full)
         if changed and reloaded:
             await _warm_up(self.core, collect=True)  # the next search finds the new vectors loaded
-        status = await asyncio.to_thread(self.status)
-        self.bus.publish("status", status)
-        if changed:
-            self.bus.publish("index_changed", {"paths": sorted(set(report.changed_paths))[:1000],
-                                               "notes": status["notes"], "chunks": status["chunks"]})
+        await self.publish_status(sorted(set(report.changed_paths))[:1000] if changed else None)
         if report.skipped:
             log.info("%d file(s) skipped; see status", len(report.skipped))
+
+    async def publish_status(self, changed_paths: list[str] | None = None) -> None:
+        """The status event; with `changed_paths` (an empty list: answers changed, no path named) index_changed too."""
+        status = await asyncio.to_thread(self.status)
+        self.bus.publish("status", status)
+        if changed_paths is not None:
+            self.bus.publish("index_changed", {"paths": changed_paths, "notes": status["notes"], "chunks": status["chunks"]})
 
     def _index_once(self, full: bool) -> IndexReport:
         return self.core.index(full=full, progress=self._on_progress, cancel=self.cancel_index)
@@ -284,9 +287,7 @@ async def _vectors_loaded(service: SidecarService, loading: asyncio.Future[None]
     except Exception:  # load_model reports a missing model itself; anything else leaves search lexical
         log.exception("loading the embedding model failed")
     await _warm_up(service.core)
-    status = await asyncio.to_thread(service.status)
-    service.bus.publish("status", status)
-    service.bus.publish("index_changed", {"paths": [], "notes": status["notes"], "chunks": status["chunks"]})
+    await service.publish_status(changed_paths=[])
 
 
 async def _warm_up(core: VaultIndex, collect: bool = False) -> None:
