@@ -153,10 +153,11 @@ class Indexer:
         the scan would list (Vault.event_paths): excluded or hidden ones are not checked here."""
         with self.lock:
             report = IndexReport(full=False)
-            states = self.store.file_states(list(dict.fromkeys(paths)))
+            unique = list(dict.fromkeys(paths))
+            states = self.store.file_states(unique)
             files: list[VaultFile] = []
             gone: dict[str, FileState] = {}
-            for path in dict.fromkeys(paths):
+            for path in unique:
                 try:
                     st = os.stat(self.vault.disk_path(path))
                 except FileNotFoundError:
@@ -176,10 +177,10 @@ class Indexer:
                                              names=frozenset(_name_lower(p) for p in
                                                              [*report.changed_paths, *(s.path for s in report.skipped)]))
                 self.store.delete_meta(LINKS_PENDING)
-                self.store.update_skipped(paths, report.skipped)
+                self.store.update_skipped(unique, report.skipped)
                 tx.changed = report.structural
             report.touched_notes = frozenset({s.note_id for s in states.values()} |
-                                             set(self.store.note_ids(list(dict.fromkeys(paths)))))
+                                             set(self.store.note_ids(unique)))
             report.stop_clock()
             return report
 
