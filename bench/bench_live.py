@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from attack.common import Live, percentile
+from attack.common import Live, percentile, vault_notes
 
 POLL_SECONDS = 0.005
 EVENT_WAIT_SECONDS = 10.0
@@ -72,7 +72,7 @@ def main() -> int:
     args = parser.parse_args()
     from sidecar.serve.watch import DEBOUNCE_MS, STEP_MS  # noqa: PLC0415  (the venv's sidecar)
 
-    notes = sorted(p for p in args.vault.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
+    notes = vault_notes(args.vault)
     rng = random.Random(args.seed)
     sample = rng.sample(notes, min(args.n, len(notes)))
     originals = {p: p.read_bytes() for p in sample}

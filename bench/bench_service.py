@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from attack.common import Live, percentile
+from attack.common import Live, percentile, vault_notes
 
 
 def load_queries(path: Path | None, n: int) -> list[str]:
@@ -144,7 +144,7 @@ def health_pages(vault: Path, index: Path, edits: int) -> None:
         summary = [timed_call(lambda: live.rpc("health.summary")) for _ in range(20)]
         pages = {sid: [timed_call(lambda s=sid: live.rpc("health.page", section=s, limit=50)) for _ in range(10)]
                  for sid in ("unresolved_links", "no_inbound")}
-        notes = sorted(p for p in vault.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
+        notes = vault_notes(vault)
         fresh, page_after, server = [], [], []
         for i, note in enumerate(random.Random(17).sample(notes, edits)):
             text = note.read_text(encoding="utf-8")

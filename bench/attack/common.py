@@ -66,6 +66,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+def vault_notes(vault: Path) -> list[Path]:
+    """The vault's notes, sorted, leaving out hidden folders and files (the sidecar never indexes them)."""
+    return sorted(p for p in vault.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(vault).parts))
+
+
 def percentile(values: Sequence[float], p: float) -> float:
     if not values:
         return float("nan")
