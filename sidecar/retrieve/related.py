@@ -34,6 +34,7 @@ from sidecar.rank.fuse import Thresholds, related_band
 from sidecar.retrieve.lexical import make_snippet
 from sidecar.retrieve.snapshot import Snapshot
 from sidecar.store import search_reads as reads
+from sidecar.store.reads import note_id_at
 from sidecar.store.rows import embed_text
 
 SEMANTIC_ROWS = 4000  # rows sorted after the similarity product (200 notes are kept)
@@ -124,7 +125,7 @@ class Related:
 
     # ---- the source ---------------------------------------------------------------------
     def _note_id(self, path: str) -> int | None:
-        return reads.note_id_at(self.conn, path)
+        return note_id_at(self.conn, path)
 
     def _source_from_note(self, path: str, cursor_heading: str | None) -> Source:
         note_id = self._note_id(path)

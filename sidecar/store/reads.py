@@ -73,6 +73,11 @@ def band_meta(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 # ---- notes --------------------------------------------------------------------------------------
+def note_id_at(conn: sqlite3.Connection, path: str) -> int | None:
+    row = conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+    return None if row is None else int(row[0])
+
+
 def note_id_title(conn: sqlite3.Connection, path: str) -> tuple[int, str] | None:
     row = conn.execute("SELECT id, title FROM notes WHERE path = ?", (path,)).fetchone()
     return None if row is None else (int(row[0]), str(row[1]))
@@ -169,7 +174,7 @@ def has_notes(conn: sqlite3.Connection) -> bool:
 
 
 def note_exists(conn: sqlite3.Connection, path: str) -> bool:
-    return conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone() is not None
+    return note_id_at(conn, path) is not None
 
 
 def note_names(conn: sqlite3.Connection) -> list[tuple[str, str, list[str], str]]:

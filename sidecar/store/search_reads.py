@@ -100,12 +100,7 @@ def note_rows(conn: sqlite3.Connection, note_ids: Collection[int]) -> dict[int, 
     return {int(r[0]): {"path": r[1], "title": r[2], "mtime_ns": r[3]} for r in rows}
 
 
-# ---- related notes -------------------------------------------------------------------------
-def note_id_at(conn: sqlite3.Connection, path: str) -> int | None:
-    row = conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
-    return None if row is None else int(row[0])
-
-
+# ---- related notes (a note by its path: reads.note_id_at) ----------------------------------------
 def note_sections(conn: sqlite3.Connection, note_id: int) -> list[tuple[Any, ...]]:
     """(chunk id, heading) of the note's sections, in order."""
     return conn.execute("SELECT id, heading FROM chunks WHERE note_id = ? ORDER BY ordinal", (note_id,)).fetchall()
