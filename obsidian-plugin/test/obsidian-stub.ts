@@ -241,6 +241,12 @@ export function installDomHelpers(win: HelperWindow): void {
       return !this.hidden;
     },
   });
+  // Obsidian's global createFragment (Notices with buttons are built with it).
+  (win as unknown as { createFragment: unknown }).createFragment = (cb?: (f: DocumentFragment) => void) => {
+    const f = doc.createDocumentFragment();
+    cb?.(f);
+    return f;
+  };
 }
 
 // ---- minimal classes, so that modules defining views and modals can be imported -----------------

@@ -113,12 +113,6 @@ describe("Sidecar", () => {
 
 describe("Notices with the fix", () => {
   it("shows a start failure once with its hint, opens the setup when nothing is installed, and tells of MCP moving", () => {
-    // Obsidian's global createFragment, which the Notices use.
-    (window as unknown as { createFragment?: unknown }).createFragment = (cb: (f: DocumentFragment) => void) => {
-      const f = document.createDocumentFragment();
-      cb(f);
-      return f;
-    };
     const s = new Sidecar(() => ({ vaultPath: "/tmp" }));
     const opened: string[] = [];
     const plugin = { registerEvent: () => undefined } as unknown as Plugin;
