@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from aiohttp import web
-from jsonrpcserver import Error, Success, async_dispatch
+from jsonrpcserver import Error, Result, Success, async_dispatch
 from jsonrpcserver.main import default_validator
 
 from sidecar.errors import InvalidParams, SidecarError, busy_from
@@ -67,17 +67,22 @@ def _wrap(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
             check_params(name, params)  # the protocol's schema, before the core sees anything
             return Success(await fn(**params))
         except SidecarError as exc:
-            return Error(exc.code, exc.message, {"kind": exc.kind, **exc.data})
+            return _error(exc)
         except TypeError as exc:  # wrong parameter types reaching the core
             return Error(InvalidParams.code, f"invalid params: {exc}")
         except Exception as exc:
             busy = busy_from(exc)
             if busy is not None:
-                return Error(busy.code, busy.message, {"kind": busy.kind, **busy.data})
+                return _error(busy)
             log.exception("internal error")
             return Error(SidecarError.code, f"internal error: {type(exc).__name__}")
 
     return method
+
+
+def _error(exc: SidecarError) -> Result:
+    """Our error as a JSON-RPC error: its code and message, its kind and data under `data`."""
+    return Error(exc.code, exc.message, {"kind": exc.kind, **exc.data})
 
 
 def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:
