@@ -255,15 +255,16 @@ class Related:
     # ---- output -------------------------------------------------------------------------
     def _results(self, ranked: list[tuple[int, dict[str, Any]]], src: Source) -> list[RelatedNote]:
         results: list[RelatedNote] = []
+        notes = reads.note_rows(self.conn, {note_id for note_id, _e in ranked}) if ranked else {}  # one read, not one a note
         for note_id, e in ranked:
-            note = reads.note_path_title(self.conn, note_id)
-            if note is None:
+            note = notes.get(note_id)
+            if note is None:  # gone since it was ranked
                 continue
             chunk = self._best_chunk(note_id, e["chunk"])
             sim = e["sim"]
             band = related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds)
             results.append({
-                "path": note[0], "title": note[1], "folder": posixpath.dirname(note[0]),
+                "path": note["path"], "title": note["title"], "folder": posixpath.dirname(note["path"]),
                 "score": round(e["score"], 4), "band": band,
                 "heading": chunk[0] if chunk else "", "excerpt": make_snippet(chunk[1], (), 180).text if chunk else "",
                 "start_line": chunk[2] if chunk else 1, "already_linked": note_id in src.outlinks,
