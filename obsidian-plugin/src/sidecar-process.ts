@@ -24,8 +24,13 @@ export { MIN_PYTHON, parsePythonVersion, pythonTooOld };
 
 /** The fix when nothing usable is installed: the plugin's own setup, or a manual install that works. */
 export const SETUP_HINT = "Run \"Vault Sidecar: Set up the sidecar\" (command palette, or Settings → Vault Sidecar → Reinstall): "
-  + "it installs the sidecar into a private environment. Or install it yourself with Python 3.11+ "
+  + `it installs the sidecar into a private environment. Or install it yourself with Python ${MIN_PYTHON.join(".")}+ `
   + "(`python3 -m pip install --user vault_sidecar-VERSION-py3-none-any.whl`, the wheel from the release) and set the sidecar command.";
+
+/** The fix when the Python found is too old: a newer one (`where` to get it), then the setup. */
+function newerPythonHint(where = ""): string {
+  return `Install Python ${MIN_PYTHON.join(".")} or newer${where}, then ${SETUP_HINT.charAt(0).toLowerCase()}${SETUP_HINT.slice(1)}`;
+}
 
 export interface Handshake {
   rpc_port: number;
@@ -292,7 +297,7 @@ export function classifyEarlyExit(stderr: string[], exitCode: number | null, com
   if (/requires? python|python 3\.\d+ or newer|python_requires|SyntaxError|version_info/i.test(text)) {
     return new SidecarStartError("python_too_old", `The sidecar needs Python ${MIN_PYTHON.join(".")} or newer.`, {
       ...opts,
-      hint: `Install Python ${MIN_PYTHON.join(".")} or newer (python.org, \`brew install python@3.12\`, your package manager, or uv), then ${SETUP_HINT.charAt(0).toLowerCase()}${SETUP_HINT.slice(1)}`,
+      hint: newerPythonHint(" (python.org, `brew install python@3.12`, your package manager, or uv)"),
     });
   }
   if (/No module named .?sidecar|command not found|is not recognized as an internal or external command/i.test(text)) {
@@ -474,7 +479,7 @@ export class SidecarProcess {
     if (version && pythonTooOld(version)) {
       throw new SidecarStartError("python_too_old",
         `${exe} is Python ${version.join(".")}; the sidecar needs ${MIN_PYTHON.join(".")} or newer.`, {
-          hint: `Install Python ${MIN_PYTHON.join(".")} or newer, then ${SETUP_HINT.charAt(0).toLowerCase()}${SETUP_HINT.slice(1)}`,
+          hint: newerPythonHint(),
           command: argv,
         });
     }
