@@ -66,15 +66,19 @@ class NoteSubscriptions:
         uri = params.uri
         path = await self.notes.tools.gate.answer(self._served_path, uri)
         with self._lock:
-            if uri not in self._watched and len(self._watched) >= MAX_SUBSCRIPTIONS:
-                raise MCPError(code=INVALID_PARAMS, message=f"at most {MAX_SUBSCRIPTIONS} subscriptions at once; "
-                               "unsubscribe from some first", data={"uri": uri})
+            self._refuse_past_limit(uri)
         watched = await self.notes.tools.gate.answer(self._baseline, path)
         with self._lock:
+            self._refuse_past_limit(uri)  # again: another subscribe may have come in while this one read
             self._watched[uri] = watched
         self._session = ctx.session
         self._wanted.set()
         return EmptyResult()
+
+    def _refuse_past_limit(self, uri: str) -> None:
+        if uri not in self._watched and len(self._watched) >= MAX_SUBSCRIPTIONS:
+            raise MCPError(code=INVALID_PARAMS, message=f"at most {MAX_SUBSCRIPTIONS} subscriptions at once; "
+                           "unsubscribe from some first", data={"uri": uri})
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams) -> EmptyResult:
         """Idempotent: a URI that was not subscribed (or was refused) is simply not watched."""
