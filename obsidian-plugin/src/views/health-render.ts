@@ -1,6 +1,6 @@
 // Renders the vault-health view: summary tiles, sections (paged) and their findings.
 
-import type { HealthResponse } from "../protocol.gen";
+import type { HealthResponse, HealthSectionCount } from "../protocol.gen";
 import { wireListKeys, wireRow, type RowActions } from "./list-nav";
 import { keyLabel, renderMessage, renderPath, startRender } from "./shared-render";
 
@@ -29,6 +29,11 @@ function renderSummary(container: HTMLElement, report: HealthResponse, sectionEl
   }
 }
 
+/** Until the user opens or closes it, a section is open when it has findings worse than info. */
+export function openByDefault(section: Pick<HealthSectionCount, "count" | "severity">): boolean {
+  return section.count > 0 && section.severity !== "info";
+}
+
 /** A report whose sections load their items when opened, a page at a time (the health view). */
 export interface HealthPaging {
   /** Whether the user opened (true) or closed (false) the section; undefined: not touched yet. */
@@ -50,7 +55,7 @@ export function renderHealth(container: HTMLElement, report: HealthResponse | nu
     });
     sectionEls.set(section.id, details);
     if (section.count === 0) details.addClass("is-empty");
-    details.open = paging?.isOpen(section.id) ?? (section.count > 0 && section.severity !== "info");
+    details.open = paging?.isOpen(section.id) ?? openByDefault(section);
     if (paging) details.addEventListener("toggle", () => paging.toggled(section.id, details.open));
     const head = details.createEl("summary", { cls: "vs-health-section-head" });
     head.createSpan({ cls: "vs-health-section-title", text: section.title });

@@ -10,7 +10,7 @@ import { noteActions } from "../open";
 import type { HealthResponse, HealthSection, HealthSummaryResponse } from "../protocol.gen";
 import { describeError } from "../client";
 import { SidecarPane } from "./pane";
-import { renderHealth, type HealthPaging } from "./health-render";
+import { openByDefault, renderHealth, type HealthPaging } from "./health-render";
 import { twoDigits } from "./shared-render";
 
 /** "Vault health 2026-12-01 1405.md": local time, as the report inside says. */
@@ -99,7 +99,7 @@ export class HealthView extends SidecarPane {
   }
 
   private isOpen(state: SectionState): boolean {
-    return state.section.count > 0 && (state.open ?? state.section.severity !== "info");
+    return state.section.count > 0 && (state.open ?? openByDefault(state.section));
   }
 
   /** The section's next page (the first when none came yet), added under the items shown. */
