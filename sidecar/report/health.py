@@ -33,6 +33,7 @@ from sidecar.ingest.linkres import PathIndex
 from sidecar.retrieve.related import RelatedWeights, related_score
 from sidecar.store import health_reads as reads
 from sidecar.store.reads import attachment_paths
+from sidecar.store.snapshot_reads import chunk_owners
 from sidecar.store.vectors import Matrix, VectorTable
 
 if TYPE_CHECKING:
@@ -1106,7 +1107,7 @@ def _vector_coverage(ctx: Context) -> tuple[Counter[int], Counter[int]]:
     have = VectorTable(ctx.conn, ctx.index.backend).ids()
     missing: Counter[int] = Counter()
     total = Counter()
-    for chunk_id, note_id in reads.chunk_notes(ctx.conn):
+    for chunk_id, note_id in chunk_owners(ctx.conn).items():
         total[int(note_id)] += 1
         if int(chunk_id) not in have:
             missing[int(note_id)] += 1

@@ -178,7 +178,7 @@ def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[i
         return [], {}
     mask = None if allowed is None else \
         np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-    top, sims = snap.nearest(query_vector.astype(np.float32), k, mask)
+    top, sims = snap.nearest(query_vector.astype(np.float32, copy=False), k, mask)
     note_best: dict[int, float] = {}
     for note, sim in zip(snap.vector_notes[top].tolist(), sims.tolist(), strict=True):
         note_best.setdefault(note, sim)  # best first: the first is the note's best

@@ -76,8 +76,3 @@ def section_bodies(conn: sqlite3.Connection, note_ids: list[int]) -> Iterable[tu
 def credential_findings(conn: sqlite3.Connection) -> Iterable[tuple[Any, ...]]:
     """(note id, kind, line) of every credential the redactor found, by note and line."""
     return conn.execute("SELECT note_id, kind, line FROM findings ORDER BY note_id, line")
-
-
-def chunk_notes(conn: sqlite3.Connection) -> Iterable[tuple[Any, ...]]:
-    """(chunk id, note id) of every chunk."""
-    return conn.execute("SELECT id, note_id FROM chunks")
