@@ -82,6 +82,31 @@ def test_a_page_after_an_edit_reflects_it(live: VaultIndex, demo_copy: Path) -> 
     assert live.health_summary()["summary"]["unresolved_links"] == after["count"]
 
 
+def test_what_suggesting_loads_is_kept_under_the_caches_lock(live: VaultIndex) -> None:
+    """A page keeps what its suggestions loaded (for the next page) in the shared findings: under the
+    cache's lock, the one an update holds while it reads them (another page may be serving at once)."""
+    found = current_findings(live)
+    lock = health_cache._CACHES[live]._lock
+    held: list[bool] = []  # per write into the kept `loaded`: whether the cache's lock was held
+
+    class Watched(dict[str, Any]):
+        def update(self, *args: Any, **kwargs: Any) -> None:
+            held.append(lock.locked())
+            super().update(*args, **kwargs)
+
+        def __setitem__(self, key: str, value: Any) -> None:
+            held.append(lock.locked())
+            super().__setitem__(key, value)
+
+    object.__setattr__(found, "loaded", Watched(found.loaded))  # frozen: the test's watch only
+    before = set(found.loaded)
+    live.health_page("unresolved_links", 5)
+    live.health_page("orphans", 5)
+    assert current_findings(live) is found  # the same generation: these pages used the kept findings
+    assert set(found.loaded) > before  # suggesting loaded something, and it was kept
+    assert held and all(held), held
+
+
 def scratch(index: VaultIndex) -> health.Findings:
     return health.find_all(health.Context(index), "scratch", time.perf_counter())
 

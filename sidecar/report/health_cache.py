@@ -35,6 +35,7 @@ from sidecar.report import health
 from sidecar.report.health import (
     BLOCK_ROWS,
     DUPLICATE_COSINE,
+    LOADED,
     Context,
     Findings,
     Item,
@@ -156,6 +157,13 @@ class HealthCache:
                         gc.enable()
             return self._kept.findings
 
+    def keep_loaded(self, found: Findings, values: dict[str, Any]) -> None:
+        """Adds to `found` what a page's suggestions loaded (the name matcher, the model parts), for the
+        next page of its generation. Under the lock: an update reads the kept `loaded` while it advances,
+        and of two pages suggesting at once the first one's value stays (updates compare them by identity)."""
+        with self._lock:
+            found.loaded.update((k, v) for k, v in values.items() if k in LOADED and k not in found.loaded)
+
 
 _CACHES: weakref.WeakKeyDictionary[IndexView, HealthCache] = weakref.WeakKeyDictionary()
 _CACHES_LOCK = threading.Lock()
@@ -163,9 +171,17 @@ _CACHES_LOCK = threading.Lock()
 
 def current_findings(index: IndexView) -> Findings:
     """The findings for the index's current generation: kept, advanced, or (first call) found from scratch."""
+    return _cache(index).current(index)
+
+
+def keep_loaded(index: IndexView, found: Findings, values: dict[str, Any]) -> None:
+    """HealthCache.keep_loaded on the index's cache."""
+    _cache(index).keep_loaded(found, values)
+
+
+def _cache(index: IndexView) -> HealthCache:
     with _CACHES_LOCK:
-        cache = _CACHES.setdefault(index, HealthCache())
-    return cache.current(index)
+        return _CACHES.setdefault(index, HealthCache())
 
 
 def _advance(index: IndexView, kept: Kept | None) -> Kept:

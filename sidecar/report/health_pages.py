@@ -20,7 +20,6 @@ from sidecar.protocol_types import (
     HealthSummaryResponse,
 )
 from sidecar.report.health import (
-    LOADED,
     RULES,
     SECTION_BY_ID,
     SECTION_IDS,
@@ -31,7 +30,7 @@ from sidecar.report.health import (
     Item,
     SectionSpec,
 )
-from sidecar.report.health_cache import current_findings
+from sidecar.report.health_cache import current_findings, keep_loaded
 
 if TYPE_CHECKING:
     from sidecar.retrieve.view import IndexView
@@ -48,8 +47,7 @@ def _with_suggestions(found: Findings, ctx: Context, spec: SectionSpec, items: l
     if spec.suggest is None or not items:
         return items
     items = spec.suggest(ctx, items)
-    # What suggesting loaded (the name matcher, the model parts) serves the next page of this generation.
-    found.loaded.update((k, v) for k, v in vars(ctx).items() if k in LOADED and k not in found.loaded)
+    keep_loaded(ctx.index, found, vars(ctx))  # for the next page of this generation; the findings are shared
     return items
 
 
