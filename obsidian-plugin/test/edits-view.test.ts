@@ -8,7 +8,7 @@ import { RpcError } from "../src/client";
 import type { PluginContext } from "../src/context";
 import type { EditRecord, EditsResponse } from "../src/protocol.gen";
 import { EditsView } from "../src/views/edits-view";
-import { EDITS_EMPTY } from "../src/views/edits-render";
+import { EDITS_EMPTY, EDITS_OFF } from "../src/views/edits-render";
 
 function edit(id: number, over: Partial<EditRecord> = {}): EditRecord {
   return { edit: id, at: 1_790_000_000 + id * 60, client: "claude-code 2.0", op: "append", summary: `appended to N${id}.md`,
@@ -19,6 +19,7 @@ class FakeSidecar extends Events {
   edits: EditRecord[] = [];
   calls: string[] = [];
   fail: Error | null = null;
+  writes = true;
   refuse = new Map<number, RpcError>();
   snapshot = { phase: "running", errorHint: null as string | null };
   client(): Promise<{ call: (method: string, params?: Record<string, unknown>) => Promise<unknown> }> {
@@ -31,7 +32,7 @@ class FakeSidecar extends Events {
           const offset = Number(params.offset ?? 0);
           const page = this.edits.slice(offset, offset + limit);
           const next = offset + page.length < this.edits.length ? offset + page.length : null;
-          return Promise.resolve({ writes_enabled: true, edits: page, total: this.edits.length, next_offset: next } satisfies EditsResponse);
+          return Promise.resolve({ writes_enabled: this.writes, edits: page, total: this.edits.length, next_offset: next } satisfies EditsResponse);
         }
         const id = Number(params.edit);
         const refusal = this.refuse.get(id);
@@ -86,6 +87,20 @@ describe("agent edits view", () => {
     sidecar.trigger("agent-edit", edit(5));
     await settle();
     expect(sidecar.calls.filter((c) => c === "edits.list")).toHaveLength(3); // no refresh once closed
+  });
+
+  it("says writes are off, and how to turn them on, when the sidecar runs read-only", async () => {
+    const sidecar = new FakeSidecar();
+    sidecar.writes = false; // the sidecar's answer then: no edits
+    const { view } = await open(sidecar);
+    const message = (): string | null | undefined => view.contentEl.querySelector(".vs-message-empty")?.textContent;
+    expect(message()).toBe(EDITS_OFF);
+    expect(message()).toContain("Let agents edit notes");
+    expect(view.contentEl.querySelector("button.vs-edit-undo")).toBeNull();
+    sidecar.writes = true; // turned on: the sidecar restarts with --allow-writes and connects again
+    sidecar.trigger("connected");
+    await settle();
+    expect(message()).toBe(EDITS_EMPTY);
   });
 
   it("undoes an edit and refreshes; a refused undo keeps the sidecar's reason until Refresh", async () => {

@@ -87,7 +87,10 @@ export interface EditsHandlers {
   row?: Omit<RowActions, "open">;
 }
 
-export const EDITS_EMPTY = "No agent edits yet. Agents can edit only when 'Let agents edit notes' is on in settings.";
+export const EDITS_EMPTY = "No agent edits yet. Each edit an agent makes shows here, with Undo.";
+/** The sidecar runs read-only (writes_enabled false): no edits can come, and how to let them. */
+export const EDITS_OFF = "Agents cannot edit notes: the sidecar runs read-only. To let them, turn on 'Serve MCP over HTTP' " +
+  "and 'Let agents edit notes' in settings.";
 
 /** One agent edit: what, the note (a link), when, who, the summary, and Undo (or why not). */
 export function renderEditRow(container: HTMLElement, edit: EditRecord, handlers: EditsHandlers = {},
@@ -148,12 +151,12 @@ export function renderEditRow(container: HTMLElement, edit: EditRecord, handlers
   return row;
 }
 
-/** The agent-edits history: newest first, or the empty state. */
+/** The agent-edits history: newest first, or the empty state (no edits yet, or writes are off). */
 export function renderEdits(container: HTMLElement, response: EditsResponse | null, handlers: EditsHandlers = {},
   emptyText = "Loading agent edits…"): void {
   if (!startRender(container, "vs-edits", response, emptyText)) return;
   if (!response.edits.length) {
-    renderMessage(container, EDITS_EMPTY);
+    renderMessage(container, response.writes_enabled ? EDITS_EMPTY : EDITS_OFF);
     return;
   }
   const list = container.createDiv({ cls: "vs-edit-list" });
