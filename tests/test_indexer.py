@@ -17,7 +17,7 @@ from sidecar.config import Settings
 from sidecar.core import VaultIndex
 from sidecar.ingest.redact import redact
 from sidecar.store.db import SCHEMA_VERSION
-from sidecar.store.indexer import Progress
+from sidecar.store.indexer import MERGE_AFTER_NOTES, Progress
 from tests import demo_facts
 from tests.conftest import DEMO_VAULT, WriteNote, open_index
 
@@ -385,3 +385,23 @@ def test_a_run_stopped_mid_way_leaves_the_links_of_its_notes_resolved(tmp_path: 
     assert index.status()["complete"] is False
     index.index()
     assert resolved_links(index) == expected and index.status()["complete"] is True
+
+
+def fts_segments(index: VaultIndex) -> int:
+    return int(index.reader().execute("SELECT count(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0])
+
+
+def test_a_big_run_leaves_the_keyword_index_in_one_segment_and_an_edit_does_not_wait_for_a_merge(
+        tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(MERGE_AFTER_NOTES):
+        (vault / f"note {i}.md").write_text(f"# Note {i}\n\nword{i} shared text about topic {i % 7}\n", encoding="utf-8")
+    index = VaultIndex(Settings(vault=vault, index_dir=tmp_path / "idx", notes_per_transaction=10))
+    assert len(index.index().changed_paths) == MERGE_AFTER_NOTES
+    assert fts_segments(index) == 1  # 20 batches committed, then merged
+    for i in range(3):
+        (vault / f"note {i}.md").write_text(f"# Note {i}\n\nedited{i} text\n", encoding="utf-8")
+        index.index()
+    assert fts_segments(index) > 1  # small runs are left to FTS5's automerge
+    assert index.search("edited2", mode="lexical")["results"][0]["path"] == "note 2.md"
