@@ -4,6 +4,7 @@ port really used."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.serve.ports import STATE_FILE, listening, running_state, start_with_fallback
+from sidecar.serve.ports import STATE_FILE, bind_loopback, listening, running_state, start_with_fallback
 from tests.serverproc import Sidecar, start_sidecar
 
 NOTES = {
@@ -118,3 +119,26 @@ async def test_no_port_at_all_turns_mcp_off_not_the_sidecar() -> None:
     assert placement.to_json() == {"enabled": False, "port": None, "requested_port": 8765,
                                    "note": placement.note}
     assert placement.note is not None and "MCP is off" in placement.note
+
+
+async def test_connections_to_the_mcp_socket_send_without_waiting_for_acks() -> None:
+    """TCP_NODELAY on every accepted connection: without it, a reply on a kept-alive connection (how
+    MCP clients connect) waited ~40 ms for the client's delayed ACK. asyncio sets it only when the
+    listening socket names IPPROTO_TCP."""
+    accepted: list[socket.socket] = []
+
+    class Accept(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            accepted.append(transport.get_extra_info("socket"))
+
+    sock = bind_loopback(0)
+    server = await asyncio.get_running_loop().create_server(Accept, sock=sock)
+    try:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", sock.getsockname()[1])
+        while not accepted:
+            await asyncio.sleep(0.01)
+        assert accepted[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        writer.close()
+    finally:
+        server.close()
+        await server.wait_closed()

@@ -115,8 +115,10 @@ def listening(port: int) -> bool:
 
 
 def bind_loopback(port: int) -> socket.socket:
-    """A socket bound to 127.0.0.1:port (0: a free one); "port in use" is raised here."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    """A socket bound to 127.0.0.1:port (0: a free one); "port in use" is raised here. IPPROTO_TCP by
+    name: asyncio sets TCP_NODELAY only on connections whose socket says so, and without it a reply on a
+    kept-alive connection (every MCP client's) waited ~40 ms for the client's delayed ACK (Nagle)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # restart on a fixed port despite TIME_WAIT
     try:
         sock.bind(("127.0.0.1", port))
