@@ -8,6 +8,7 @@ starting `serve` to its first answer. Prints a table; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import random
 import sys
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from attack.common import Live, percentile, vault_notes
+from attack.common import JSON, MCP_ACCEPT, Live, mcp_outcome, percentile, vault_notes
 
 
 def load_queries(path: Path | None, n: int) -> list[str]:
@@ -27,6 +28,52 @@ def load_queries(path: Path | None, n: int) -> list[str]:
     pool = [q["q"] for kind in ("lexical", "semantic", "mixed") for q in data.get(kind, [])]
     random.Random(5).shuffle(pool)
     return (pool * (n // max(1, len(pool)) + 1))[:n]
+
+
+class KeptConnections:
+    """POSTs over one kept-alive connection per client thread, as the plugin's requestUrl and the MCP
+    SDK's HTTP client do; the other rows open a connection per call (the stdlib test client)."""
+
+    def __init__(self, port: int, path: str, headers: dict[str, str]) -> None:
+        self.port, self.path, self.headers = port, path, headers
+        self._local = threading.local()
+
+    def post(self, payload: dict[str, object]) -> dict[str, object]:
+        body = json.dumps(payload).encode()
+        for attempt in (1, 2):  # the server may close an idle connection: reconnect once
+            conn = getattr(self._local, "conn", None) or http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            self._local.conn = conn
+            try:
+                conn.request("POST", self.path, body, {**self.headers, "Host": f"127.0.0.1:{self.port}"})
+                resp = conn.getresponse()
+                raw = resp.read()
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._local.conn = None
+                if attempt == 2:
+                    raise
+                continue
+            if resp.status != 200:
+                raise SystemExit(f"HTTP {resp.status} {raw[:300]!r}")
+            return json.loads(raw)  # type: ignore[no-any-return]
+        raise AssertionError("unreachable")
+
+
+def kept_calls(live: Live) -> tuple[object, object]:
+    """search over JSON-RPC and over MCP, each client thread on its own kept-alive connection."""
+    rpc = KeptConnections(live.rpc_port, "/rpc", {"Authorization": f"Bearer {live.rpc_token}", "Content-Type": JSON})
+    mcp = KeptConnections(live.mcp_port, "/mcp", {"Authorization": f"Bearer {live.mcp_token}", "Content-Type": JSON,
+                                                  "Accept": MCP_ACCEPT})
+
+    def rpc_search(query: str) -> dict[str, object]:
+        return rpc.post({"jsonrpc": "2.0", "id": 1, "method": "search", "params": {"query": query}})
+
+    def mcp_search(query: str) -> dict[str, object]:
+        reply = mcp.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": {"name": "search", "arguments": {"query": query}}})
+        return mcp_outcome(reply)
+
+    return rpc_search, mcp_search
 
 
 def timed(call: object, queries: list[str], clients: int) -> tuple[list[float], int]:
@@ -106,6 +153,10 @@ def main() -> int:
             for name, (times, errors) in ((f"JSON-RPC search, {clients} client(s)", rpc),
                                           (f"MCP search, {clients} client(s)", mcp)):
                 rows.append((name, len(times), *(percentile(times, p) * 1000 for p in (50, 95, 99)), errors))
+        rpc_kept, mcp_kept = kept_calls(live)
+        for name, call in (("JSON-RPC search, 8, kept-alive", rpc_kept), ("MCP search, 8, kept-alive", mcp_kept)):
+            times, errors = timed(call, queries, 8)
+            rows.append((name, len(times), *(percentile(times, p) * 1000 for p in (50, 95, 99)), errors))
         lexical, errors = under_load(lambda q: live.rpc("search", query=q),
                                      lambda q: live.rpc("search", query=q, mode="lexical"), queries[:200])
         rows.append(("lexical, 8 others searching hybrid", len(lexical),
