@@ -6,6 +6,7 @@ in the text are only words, never syntax: any input is a valid query and none is
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass
@@ -150,10 +151,13 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 220) -> Snippet
 
 def _best_window(spans: list[tuple[int, int]], width: int) -> int:
     best_start, best_count, j = spans[0][0], 0, 0
+    starts = [x[0] for x in spans]
     for i, (s, _e) in enumerate(spans):
         while spans[j][0] < s - width // 3:
             j += 1
-        count = sum(1 for x in spans[i:] if x[1] <= s + width) + (i - j)
+        # Only spans starting inside the window can end inside it: the scan stops there (was every later span).
+        inside = bisect.bisect_right(starts, s + width, lo=i)
+        count = sum(1 for x in spans[i:inside] if x[1] <= s + width) + (i - j)
         if count > best_count:
             best_start, best_count = spans[j][0], count
     return max(0, best_start - 30)
