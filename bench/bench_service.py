@@ -154,9 +154,11 @@ def main() -> int:
                                           (f"MCP search, {clients} client(s)", mcp)):
                 rows.append((name, len(times), *(percentile(times, p) * 1000 for p in (50, 95, 99)), errors))
         rpc_kept, mcp_kept = kept_calls(live)
-        for name, call in (("JSON-RPC search, 8, kept-alive", rpc_kept), ("MCP search, 8, kept-alive", mcp_kept)):
-            times, errors = timed(call, queries, 8)
-            rows.append((name, len(times), *(percentile(times, p) * 1000 for p in (50, 95, 99)), errors))
+        for clients in (1, 8):
+            for name, call in (("JSON-RPC", rpc_kept), ("MCP", mcp_kept)):
+                times, errors = timed(call, queries, clients)
+                rows.append((f"{name} search, {clients}, kept-alive", len(times),
+                             *(percentile(times, p) * 1000 for p in (50, 95, 99)), errors))
         lexical, errors = under_load(lambda q: live.rpc("search", query=q),
                                      lambda q: live.rpc("search", query=q, mode="lexical"), queries[:200])
         rows.append(("lexical, 8 others searching hybrid", len(lexical),
