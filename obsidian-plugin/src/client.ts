@@ -30,8 +30,6 @@ const KIND_BY_CODE = new Map<number, ErrorKind>(
   (Object.entries(ERROR_CODES) as [ErrorKind, number][]).map(([kind, code]) => [code, kind]),
 );
 
-const RESTART_HINT = "Restart the sidecar (click the status bar item, or the command \"Restart the sidecar\"); the status bar's details show its output.";
-
 export class RpcError extends Error {
   readonly kind: RpcErrorKind;
   readonly code: number | null;
@@ -46,14 +44,6 @@ export class RpcError extends Error {
     this.code = code;
     this.data = data;
     this.method = method;
-  }
-
-  /** What to do about it: the fix a start failure carries (data.hint), or for a lost connection a restart;
-   * null when there is nothing to do but read the message. */
-  get hint(): string | null {
-    const given = this.data.hint;
-    if (typeof given === "string" && given.trim()) return given;
-    return this.kind === "transport" || this.kind === "timeout" || this.kind === "unauthorized" ? RESTART_HINT : null;
   }
 
   /** Worth trying again shortly (the sidecar said busy, or it is restarting). */

@@ -9,9 +9,9 @@
 //   "failed"         (error: SidecarStartError)      it cannot start (or gave up restarting): show the fix
 //   "handshake"      (handshake: Handshake)          a run started: versions, MCP port really used
 //
-// Every failure a caller sees carries a fix-it hint: errors thrown here or by the client have `hint`
-// (SidecarStartError, RpcError), and failureOf(err) gives { message, hint } for any of them, so a pane
-// shows the same fix as the Notice.
+// Every failure a caller sees comes with a fix-it hint: failureOf(err) gives { message, hint } for any error
+// (a SidecarStartError's hint, an RpcError's data.hint, a restart for a lost connection), so a pane shows the
+// same fix as the Notice.
 
 import { Events } from "obsidian";
 
@@ -43,11 +43,25 @@ export interface Failure {
   hint: string | null;
 }
 
-/** { message, hint } for any error the plugin sees from the sidecar: start errors and RpcErrors carry `hint`
- * (an RpcError from a failed start keeps the start error's fix; a lost connection says to restart). */
-export function failureOf(err: unknown): Failure {
-  if (err instanceof SidecarStartError) return { message: err.message, hint: err.hint || null };
-  return { message: describeError(err), hint: err instanceof RpcError ? err.hint : null };
+/** The fix for a lost or refused connection: a restart, and where its output is. */
+const RESTART_HINT = "Restart the sidecar (click the status bar item, or the command \"Restart the sidecar\"); the status bar's details show its output.";
+
+/** Call failures a restart fixes: the connection went away, timed out, or its token is stale. */
+const RESTART_FIXES: ReadonlySet<string> = new Set(["transport", "timeout", "unauthorized"]);
+
+/** The one rule for what to do about an error the plugin shows (panes, the search modal, Notices, settings):
+ * the fix it carries (a start error's; an RpcError's data.hint, which a failed start's RpcError keeps), else a
+ * restart for a lost connection, else the sidecar's own start failure's fix while it is failed or restarting
+ * (`sidecar`, the snapshot), else null. */
+export function failureOf(err: unknown, sidecar?: Pick<SidecarSnapshot, "phase" | "errorHint">): Failure {
+  const startFix = sidecar && (sidecar.phase === "failed" || sidecar.phase === "restarting") ? sidecar.errorHint : null;
+  return { message: describeError(err), hint: carriedHint(err) ?? startFix ?? null };
+}
+
+function carriedHint(err: unknown): string | null {
+  const given: unknown = err instanceof RpcError ? err.data.hint : err && typeof err === "object" && "hint" in err ? err.hint : null;
+  if (typeof given === "string" && given.trim()) return given;
+  return err instanceof RpcError && RESTART_FIXES.has(err.kind) ? RESTART_HINT : null;
 }
 
 /** A start error as the RpcError callers get, keeping its hint. */

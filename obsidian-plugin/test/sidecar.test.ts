@@ -92,13 +92,24 @@ describe("Sidecar", () => {
     expect(message).toMatch(/needs Python 3\.11 or newer/);
     expect(hint).toMatch(/Set up the sidecar/);
     expect(hint).toBe(snap.errorHint);
-    expect((err as RpcError).hint).toBe(hint); // what the panes read
     // The status modal shows snap.error and then the output once: the output is not inside snap.error.
     expect(s.stderr.join("\n")).toMatch(/SyntaxError/);
     expect(snap.error).not.toMatch(/SyntaxError/);
     expect(snap.error).toContain(hint ?? "?");
     expect(failureOf(new RpcError("transport", "connection refused", "search")).hint).toMatch(/Restart the sidecar/);
     expect(failureOf(new RpcError("invalid_params", "query is empty", "search")).hint).toBeNull();
+  });
+
+  it("falls back to the start failure's fix only while the sidecar is failed or restarting", () => {
+    const plain = new RpcError("internal", "boom", "search");
+    const snap = (phase: SidecarSnapshot["phase"]) => ({ phase, errorHint: "Run setup." });
+    expect(failureOf(plain, snap("failed")).hint).toBe("Run setup.");
+    expect(failureOf(plain, snap("restarting")).hint).toBe("Run setup.");
+    expect(failureOf(plain, snap("starting")).hint).toBeNull();
+    expect(failureOf(plain, snap("running")).hint).toBeNull();
+    // The fix the error carries wins over the snapshot's.
+    const carried = new RpcError("transport", "x", "", null, { hint: "Check the command." });
+    expect(failureOf(carried, snap("failed"))).toEqual({ message: "The sidecar is not available: x", hint: "Check the command." });
   });
 
   it("publishes the handshake: the sidecar's version and the MCP port really used", async () => {

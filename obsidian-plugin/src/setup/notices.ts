@@ -4,7 +4,7 @@
 
 import { Notice, type Plugin } from "obsidian";
 
-import type { Sidecar } from "../sidecar";
+import { failureOf, type Sidecar } from "../sidecar";
 import type { Handshake, SidecarStartError } from "../sidecar-process";
 import { compareVersions } from "./python";
 import { SetupModal } from "./setup-modal";
@@ -69,7 +69,8 @@ export function watchSidecar(host: NoticeHost): void {
   let setupShown = false;
   plugin.registerEvent(sidecar.on("failed", (e) => {
     const err = e as SidecarStartError;
-    const text = `Vault Sidecar: ${err.message}${err.hint ? `\n${err.hint}` : ""}`;
+    const { message, hint } = failureOf(err);
+    const text = `Vault Sidecar: ${message}${hint ? `\n${hint}` : ""}`;
     if (text === lastFailure) return; // the same failure again (a restart from the settings): once is enough
     lastFailure = text;
     const fixable = SETUP_FIXES.has(err.kind);

@@ -8,9 +8,10 @@ import { describeError } from "../client";
 import { EDITS_VIEW, type PluginContext } from "../context";
 import { noteActions, openNoteAt, paneFor } from "../open";
 import { EDITS_LIST_LIMIT_MAX, type EditRecord, type EditsResponse } from "../protocol.gen";
+import { failureOf } from "../sidecar";
 import { SidecarPane } from "./pane";
 import { renderEdits, type EditRowState } from "./edits-render";
-import { errorHint, renderError } from "./shared-render";
+import { renderError } from "./shared-render";
 
 const PAGE = 50;
 const MAX_PAGE = EDITS_LIST_LIMIT_MAX;
@@ -76,8 +77,8 @@ export class EditsView extends SidecarPane {
       this.draw();
     } catch (err) {
       this.response = null;
-      const snap = this.ctx.sidecar.snapshot;
-      this.draw(describeError(err), errorHint(err, snap.phase === "failed" || snap.phase === "restarting" ? snap.errorHint : null));
+      const { message, hint } = failureOf(err, this.ctx.sidecar.snapshot);
+      this.draw(message, hint);
     }
   }
 

@@ -3,9 +3,9 @@
 
 import { ItemView, type HoverPopover, type WorkspaceLeaf } from "obsidian";
 
-import { describeError } from "../client";
 import type { PluginContext } from "../context";
-import { errorHint, renderError } from "./shared-render";
+import { failureOf } from "../sidecar";
+import { renderError } from "./shared-render";
 
 /** The view type it registers under, its tab title and its icon. */
 export interface PaneKind {
@@ -44,6 +44,7 @@ export abstract class SidecarPane extends ItemView {
 
   /** The error in place of `el`, with the fix the sidecar gave (or its start failure's). */
   protected showError(el: HTMLElement, err: unknown): void {
-    renderError(el, describeError(err), errorHint(err, this.ctx.sidecar.snapshot.errorHint));
+    const { message, hint } = failureOf(err, this.ctx.sidecar.snapshot);
+    renderError(el, message, hint);
   }
 }

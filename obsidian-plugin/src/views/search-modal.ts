@@ -9,11 +9,11 @@ import type { PluginContext } from "../context";
 import { SEARCH_MODAL_SOURCE, insertLink, noteActions, openNoteAt, paneFor } from "../open";
 import type { SearchMode, SearchResponse, SearchResult } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
-import { describeError } from "../client";
+import { failureOf } from "../sidecar";
 import { wireRow } from "./list-nav";
 import { MODES, MODE_LABELS } from "./modes";
 import { renderSearchResult, renderSyntaxHelp, searchNotes } from "./search-render";
-import { errorHint, renderError, sectionTarget } from "./shared-render";
+import { renderError, sectionTarget } from "./shared-render";
 
 const TYPING_DELAY_MS = 120;
 
@@ -112,7 +112,7 @@ export class SearchModal extends SuggestModal<SearchResult> {
       return response.results;
     } catch (err) {
       if (seq === this.seq) {
-        this.failure = { message: describeError(err), hint: errorHint(err, this.ctx.sidecar.snapshot.errorHint) };
+        this.failure = failureOf(err, this.ctx.sidecar.snapshot);
         this.emptyStateText = this.failure.message;
       }
       return [];

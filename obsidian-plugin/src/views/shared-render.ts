@@ -66,12 +66,6 @@ export function renderPath(container: HTMLElement, path: string, cls = "vs-path"
   return el;
 }
 
-/** The hint an error carries (the sidecar's start errors and RPC errors do), else the fallback. */
-export function errorHint(err: unknown, fallback: string | null = null): string | null {
-  const hint: unknown = err && typeof err === "object" && "hint" in err ? err.hint : null;
-  return typeof hint === "string" && hint.trim() ? hint : fallback;
-}
-
 export function renderMessage(container: HTMLElement, text: string, kind: "empty" | "info" | "error" = "empty"): HTMLElement {
   return container.createDiv({ cls: ["vs-message", `vs-message-${kind}`], text });
 }

@@ -1,0 +1,38 @@
+// Rules the plugin keeps in one place: a second copy of one somewhere in src/ fails here.
+
+import { readdirSync, readFileSync } from "fs";
+import * as path from "path";
+import { describe, expect, it } from "vitest";
+
+const SRC = path.join(__dirname, "..", "src");
+
+/** Every source file, by its path under src/ ("views/pane.ts"). */
+function sources(): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (entry.name.endsWith(".ts")) out.set(path.relative(SRC, file).split(path.sep).join("/"), readFileSync(file, "utf8"));
+    }
+  };
+  walk(SRC);
+  return out;
+}
+
+/** The files (other than `owners`) where `pattern` occurs. */
+function copiesOf(pattern: RegExp, owners: string[]): string[] {
+  return [...sources()].filter(([file, text]) => !owners.includes(file) && pattern.test(text)).map(([file]) => file);
+}
+
+describe("one place per rule", () => {
+  it("sees the source files", () => {
+    expect(sources().has("sidecar.ts")).toBe(true);
+  });
+
+  it("what to do about an error is decided by failureOf alone (sidecar.ts)", () => {
+    // Reading an error's hint, the snapshot's start-failure hint or data.hint is deciding the fix again.
+    // sidecar-process.ts is where start errors get their hints (it makes them, it does not read them for the user).
+    expect(copiesOf(/\berr(?:or)?\??\.hint\b|\berrorHint\b|\bdata\??\.hint\b|Restart the sidecar \(/, ["sidecar.ts", "sidecar-process.ts"])).toEqual([]);
+  });
+});
