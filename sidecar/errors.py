@@ -68,14 +68,3 @@ class Conflict(SidecarError):
 
 class WritesDisabled(SidecarError):
     kind = "writes_disabled"
-
-
-def busy_from(exc: BaseException) -> Busy | None:
-    """SQLite's "database is locked" / SQLITE_BUSY (from any driver) as our retryable Busy, else None.
-    SQLITE_PROTOCOL ("locking protocol") too: SQLite documents it as a WAL reader that lost the race
-    to start a transaction dozens of times in a row, which a retry a moment later wins."""
-    text = str(exc).lower()
-    if type(exc).__name__ in ("OperationalError", "BusyError", "LockedError", "ProtocolError") and (
-            "locked" in text or "busy" in text or "locking protocol" in text or type(exc).__name__ == "ProtocolError"):
-        return Busy("the index is busy (a write is finishing): retry in a moment", {"retryable": True})
-    return None

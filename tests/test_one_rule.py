@@ -113,3 +113,12 @@ def test_the_plugin_renders_no_health_markdown_of_its_own() -> None:
     found = [f"{p.name}: {marker}" for p in sorted(plugin.rglob("*.ts")) for marker in ("# Vault health", "## Rules used", "- Fix:")
              if marker in p.read_text(encoding="utf-8")]
     assert found == []
+
+
+def test_only_client_errors_turns_exceptions_into_client_errors() -> None:
+    """SQLite busy as Busy and a bug as the internal SidecarError are decided in serve/client_errors.py only:
+    an adapter that builds either itself (both adapters did) words them differently from the other port."""
+    found = [f"{name}:{node.lineno}" for name, tree in _modules() if name != "serve/client_errors.py"
+             for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+             and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) in ("SidecarError", "Busy", "busy_from")]
+    assert found == []

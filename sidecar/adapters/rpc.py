@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -16,7 +15,7 @@ from aiohttp import web
 from jsonrpcserver import Error, Result, Success, async_dispatch
 from jsonrpcserver.main import default_validator
 
-from sidecar.errors import InvalidParams, SidecarError, busy_from
+from sidecar.errors import InvalidParams, SidecarError
 from sidecar.protocol_types import (
     EDITS_LIST_LIMIT_DEFAULT,
     EDITS_LIST_OFFSET_DEFAULT,
@@ -31,13 +30,12 @@ from sidecar.protocol_types import (
     StatusResponse,
     UndoResponse,
 )
+from sidecar.serve.client_errors import client_error
 from sidecar.serve.connwatch import ConnectionWatch, aiohttp_factory
 from sidecar.serve.events import EventBus
 from sidecar.serve.gate import ReadGate
 from sidecar.serve.httpguard import MAX_BODY_BYTES, GuardSlot
 from sidecar.serve.params import check_params
-
-log = logging.getLogger(__name__)
 
 OBSIDIAN_ORIGIN = "app://obsidian.md"
 HEARTBEAT_SECONDS = 15.0
@@ -66,23 +64,15 @@ def _wrap(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
                 raise InvalidParams("params must be an object (by name), not an array")
             check_params(name, params)  # the protocol's schema, before the core sees anything
             return Success(await fn(**params))
-        except SidecarError as exc:
-            return _error(exc)
-        except TypeError as exc:  # wrong parameter types reaching the core
-            return Error(InvalidParams.code, f"invalid params: {exc}")
         except Exception as exc:
-            busy = busy_from(exc)
-            if busy is not None:
-                return _error(busy)
-            log.exception("internal error")
-            return Error(SidecarError.code, f"internal error: {type(exc).__name__}")
+            return _error(client_error(exc))
 
     return method
 
 
 def _error(exc: SidecarError) -> Result:
-    """Our error as a JSON-RPC error: its code and message, its kind and data under `data`."""
-    return Error(exc.code, exc.message, {"kind": exc.kind, **exc.data})
+    """Our error as a JSON-RPC error object (SidecarError.to_json: code, message, kind and data under `data`)."""
+    return Error(exc.code, exc.message, exc.to_json()["data"])
 
 
 def build_methods(service: Service) -> dict[str, Callable[..., Awaitable[Any]]]:

@@ -8,7 +8,6 @@ import asyncio
 import datetime as dt
 import functools
 import json
-import logging
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -45,7 +44,7 @@ from sidecar.adapters.mcp.outputs import (
     SearchScores,
 )
 from sidecar.core import VaultIndex
-from sidecar.errors import InvalidParams, NotFound, SidecarError, busy_from
+from sidecar.errors import InvalidParams, NotFound, SidecarError
 from sidecar.ingest.redact import redact
 from sidecar.protocol_types import (
     HEALTH_PAGE_LIMIT_MIN,
@@ -62,9 +61,8 @@ from sidecar.retrieve import paging
 from sidecar.retrieve.context import context_answer
 from sidecar.retrieve.note_reads import heading_paths
 from sidecar.retrieve.search import MAX_QUERY_CHARS
+from sidecar.serve.client_errors import client_error
 from sidecar.serve.gate import ReadGate
-
-log = logging.getLogger(__name__)
 
 
 class Follower(Protocol):
@@ -203,14 +201,8 @@ class VaultTools:
             else:
                 lane = self.gate.report if report else self.gate.keywords if keywords else self.gate.answer
                 model = await lane(guarded)
-        except SidecarError as exc:
-            return error_result(exc)
         except Exception as exc:
-            busy = busy_from(exc)
-            if busy is not None:
-                return error_result(busy)
-            log.exception("MCP tool failed")
-            return error_result(SidecarError("internal error in the sidecar; its log (stderr) has the details"))
+            return error_result(client_error(exc))
         return ok(model, text(model) if text else None)
 
     def require_index(self) -> None:
