@@ -12,13 +12,12 @@
 
 import { spawn, type ChildProcess } from "child_process";
 import { randomBytes } from "crypto";
-import * as path from "path";
 import { clearTimeout, setTimeout } from "timers";
 
 import { backoffDelay, type BackoffSchedule } from "./backoff";
 import { PROTOCOL_VERSION } from "./protocol.gen";
-import { currentHost, installedSidecar, isExecutable } from "./setup/install";
-import { extraDirs, MIN_PYTHON, parsePythonVersion, pythonTooOld } from "./setup/python";
+import { currentHost, installedSidecar, isExecutable, probePython } from "./setup/install";
+import { extraDirs, findExecutable, MIN_PYTHON, parsePythonVersion, pythonCandidates, pythonTooOld, type HostInfo } from "./setup/python";
 
 export { MIN_PYTHON, parsePythonVersion, pythonTooOld };
 
@@ -181,20 +180,17 @@ export function defaultExtraPath(): string[] {
   return extraDirs(currentHost());
 }
 
-/** Find `name` on PATH (then in `extra`), like `which`. */
+/** The system, with the environment the child gets (its PATH is what is searched). */
+function hostWith(env: NodeJS.ProcessEnv): HostInfo {
+  return { ...currentHost(), env };
+}
+
+/** Find `name` on PATH (then in `extra`), like `which`: setup/python.ts's search, or a path as given. */
 export function which(name: string, env: NodeJS.ProcessEnv = process.env, extra: string[] = []): string | null {
   if (name.includes("/") || (process.platform === "win32" && name.includes("\\"))) {
     return isExecutable(name) ? name : null;
   }
-  const dirs = [...(env.PATH ?? env.Path ?? "").split(path.delimiter), ...extra].filter(Boolean);
-  const exts = process.platform === "win32" ? ["", ...(env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";")] : [""];
-  for (const dir of dirs) {
-    for (const ext of exts) {
-      const candidate = path.join(dir, name + ext);
-      if (isExecutable(candidate)) return candidate;
-    }
-  }
-  return null;
+  return findExecutable(name, hostWith(env), isExecutable, extra);
 }
 
 export interface ResolvedCommand {
@@ -221,10 +217,9 @@ export function resolveCommand(setting: string | undefined, env: NodeJS.ProcessE
   if (managed) return { argv: [managed], source: "managed" };
   const sidecar = which("sidecar", env, extra);
   if (sidecar) return { argv: [sidecar], source: "path" };
-  for (const python of process.platform === "win32" ? ["python", "py"] : ["python3", "python"]) {
-    const exe = which(python, env, extra);
-    if (exe) return { argv: [exe, ...(python === "py" ? ["-3"] : []), "-m", "sidecar"], source: "python" };
-  }
+  // The Python the setup and the settings' Installation row would pick first (checkPython proves its version).
+  const python = pythonCandidates(hostWith(env), isExecutable, extra)[0];
+  if (python) return { argv: [...python.argv, "-m", "sidecar"], source: "python" };
   throw new SidecarStartError("not_found", "The sidecar is not installed (neither `sidecar` nor Python 3 was found).", {
     hint: SETUP_HINT,
   });
@@ -461,24 +456,12 @@ export class SidecarProcess {
 
   private async checkPython(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
     // Only for `python -m sidecar`: a too-old Python fails in confusing ways otherwise.
-    const [exe, ...rest] = argv;
-    if (!exe) return;
-    const pre = rest[0] === "-3" ? ["-3"] : [];
-    const out = await new Promise<string>((resolve) => {
-      let text = "";
-      const child = spawn(exe, [...pre, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], {
-        env, stdio: ["ignore", "pipe", "pipe"], windowsHide: true,
-      });
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      child.stdout.on("data", (d: Buffer) => { text += d.toString(); });
-      child.stderr.on("data", (d: Buffer) => { text += d.toString(); });
-      child.on("error", () => resolve(""));
-      child.on("close", () => { clearTimeout(timer); resolve(text); });
-    });
-    const version = parsePythonVersion(out);
+    const python = argv.slice(0, argv.indexOf("-m"));
+    const found = await probePython(python, env, 10_000);
+    const version = found ? parsePythonVersion(found.version) : null;
     if (version && pythonTooOld(version)) {
       throw new SidecarStartError("python_too_old",
-        `${exe} is Python ${version.join(".")}; the sidecar needs ${MIN_PYTHON.join(".")} or newer.`, {
+        `${python[0] ?? ""} is Python ${version.join(".")}; the sidecar needs ${MIN_PYTHON.join(".")} or newer.`, {
           hint: newerPythonHint(),
           command: argv,
         });

@@ -35,4 +35,9 @@ describe("one place per rule", () => {
     // sidecar-process.ts is where start errors get their hints (it makes them, it does not read them for the user).
     expect(copiesOf(/\berr(?:or)?\??\.hint\b|\berrorHint\b|\bdata\??\.hint\b|Restart the sidecar \(/, ["sidecar.ts", "sidecar-process.ts"])).toEqual([]);
   });
+
+  it("PATH is searched, and Python's names listed, only in setup/python.ts; its version asked only in setup/install.ts", () => {
+    expect(copiesOf(/\.(?:PATH|Path|PATHEXT)\b|"python3(?:\.\d+)?"|"py"/, ["setup/python.ts"])).toEqual([]);
+    expect(copiesOf(/sys\.version_info\[/, ["setup/install.ts"])).toEqual([]);
+  });
 });

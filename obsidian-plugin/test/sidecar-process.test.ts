@@ -17,6 +17,8 @@ import {
   type ProcessState,
   type SidecarProcessOptions,
 } from "../src/sidecar-process";
+import { isExecutable } from "../src/setup/install";
+import { pythonCandidates, type Platform } from "../src/setup/python";
 
 const FAKE = path.resolve(__dirname, "fixtures", "fake-sidecar.mjs");
 const COMMAND = `"${process.execPath}" "${FAKE}"`;
@@ -197,6 +199,15 @@ describe("command resolution", () => {
     expect(err?.fatal).toBe(true);
   });
 
+  it("runs `python -m sidecar` with the Python the setup would pick (the one candidate list)", () => {
+    const env = { PATH: dir };
+    exe("python3", "echo 3.9");
+    const newer = exe("python3.12", "echo 3.12");
+    const host = { platform: process.platform as Platform, env, home: dir };
+    expect(pythonCandidates(host, isExecutable, [])[0]?.argv).toEqual([newer]);
+    expect(resolveCommand("", env, [])).toEqual({ argv: [newer, "-m", "sidecar"], source: "python" });
+  });
+
   it("searches the extra folders after PATH", () => {
     const sub = path.join(dir, "bin");
     mkdirSync(sub);
@@ -208,7 +219,8 @@ describe("command resolution", () => {
 
   it.skipIf(process.platform === "win32")("refuses a Python that is too old", async () => {
     exe("python3", "echo 3.9");
-    const m = manager("ok", { command: "", env: { PATH: dir } });
+    // Only PATH: the machine's own folders (extraPath's default) may hold a newer python3.1x, tried first.
+    const m = manager("ok", { command: "", env: { PATH: dir }, extraPath: [] });
     const err = await m.start().catch((e: unknown) => e as SidecarStartError);
     expect(err).toBeInstanceOf(SidecarStartError);
     expect((err as SidecarStartError).kind).toBe("python_too_old");

@@ -65,17 +65,24 @@ export function runQuiet(argv: string[], timeoutMs = 15_000, env: NodeJS.Process
 
 const VERSION_SCRIPT = "import sys; print('%d.%d.%d' % sys.version_info[:3]); print(sys.executable)";
 
+/** Run `python` (its argv) and ask its version; null when it does not answer like a Python. */
+export async function probePython(python: string[], env: NodeJS.ProcessEnv = process.env,
+  timeoutMs?: number): Promise<FoundPython | null> {
+  const { code, out } = await runQuiet([...python, "-c", VERSION_SCRIPT], timeoutMs, env);
+  const [versionLine, executable] = out.trim().split(/\r?\n/);
+  if (code !== 0 || !parsePythonVersion(versionLine ?? "")) return null;
+  return { argv: python, executable: (executable ?? python[0] ?? "").trim(), version: (versionLine ?? "").trim() };
+}
+
 /** The first Python >= 3.11 that really runs, and uv if it is there. */
 export async function detectToolchain(host: HostInfo = currentHost(), probe: FileProbe = isExecutable): Promise<Toolchain> {
   const tooOld: FoundPython[] = [];
   let python: FoundPython | null = null;
   for (const candidate of pythonCandidates(host, probe)) {
-    const { code, out } = await runQuiet([...candidate.argv, "-c", VERSION_SCRIPT]);
-    const [versionLine, executable] = out.trim().split(/\r?\n/);
-    const version = parsePythonVersion(versionLine ?? "");
-    if (code !== 0 || !version) continue;
-    const found = { argv: candidate.argv, executable: (executable ?? candidate.argv[0] ?? "").trim(), version: (versionLine ?? "").trim() };
-    if (pythonTooOld(version)) {
+    const found = await probePython(candidate.argv);
+    if (!found) continue;
+    const version = parsePythonVersion(found.version);
+    if (version && pythonTooOld(version)) {
       tooOld.push(found);
       continue;
     }

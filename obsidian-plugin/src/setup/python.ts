@@ -58,13 +58,19 @@ export function extraDirs(host: HostInfo): string[] {
   return dirs;
 }
 
-/** Every place `name` may be, PATH first, with Windows' executable extensions. */
-export function whereToLook(name: string, host: HostInfo): string[] {
-  const exts = host.platform === "win32" ? [".exe", ".cmd", ".bat"] : [""];
+/** Windows' executable extensions (PATHEXT, lower case), after the name as given; none elsewhere. */
+function executableExts(host: HostInfo): string[] {
+  if (host.platform !== "win32") return [""];
+  return ["", ...(host.env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").filter(Boolean).map((e) => e.toLowerCase())];
+}
+
+/** Every place `name` may be, PATH first, then `extra` (by default the usual folders, extraDirs). The one
+ * search of PATH: the sidecar process, the setup and the settings' Installation row all look through it. */
+export function whereToLook(name: string, host: HostInfo, extra: string[] = extraDirs(host)): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const dir of [...pathDirs(host), ...extraDirs(host)]) {
-    for (const ext of exts) {
+  for (const dir of [...pathDirs(host), ...extra]) {
+    for (const ext of executableExts(host)) {
       const file = join(host.platform, dir, name + ext);
       const key = host.platform === "win32" ? file.toLowerCase() : file;
       if (!seen.has(key)) {
@@ -76,8 +82,8 @@ export function whereToLook(name: string, host: HostInfo): string[] {
   return out;
 }
 
-export function findExecutable(name: string, host: HostInfo, probe: FileProbe): string | null {
-  return whereToLook(name, host).find(probe) ?? null;
+export function findExecutable(name: string, host: HostInfo, probe: FileProbe, extra?: string[]): string | null {
+  return whereToLook(name, host, extra).find(probe) ?? null;
 }
 
 /** A way to run Python: the argv before the script's own arguments. */
@@ -85,21 +91,22 @@ export interface PythonCandidate {
   argv: string[];
 }
 
-/** Pythons to try, most likely to be a good one first (each still has to prove its version). */
-export function pythonCandidates(host: HostInfo, probe: FileProbe): PythonCandidate[] {
+/** Pythons to try, most likely to be a good one first (each still has to prove its version). The one list:
+ * the setup, the settings' Installation row and the sidecar process's `python -m sidecar` all take it. */
+export function pythonCandidates(host: HostInfo, probe: FileProbe, extra?: string[]): PythonCandidate[] {
   const out: PythonCandidate[] = [];
   const add = (file: string | null, ...args: string[]): void => {
     if (file && !out.some((c) => c.argv[0] === file && c.argv.length === args.length + 1)) out.push({ argv: [file, ...args] });
   };
   if (host.platform === "win32") {
-    add(findExecutable("py", host, probe), "-3"); // the launcher picks the newest Python 3
-    add(findExecutable("python", host, probe));
+    add(findExecutable("py", host, probe, extra), "-3"); // the launcher picks the newest Python 3
+    add(findExecutable("python", host, probe, extra));
     // Windows' Store alias (WindowsApps\python.exe) opens the Store instead of running: skipped by the
     // version check, which it fails.
   } else {
-    for (const m of MINORS) add(findExecutable(`python3.${m}`, host, probe));
-    add(findExecutable("python3", host, probe));
-    add(findExecutable("python", host, probe));
+    for (const m of MINORS) add(findExecutable(`python3.${m}`, host, probe, extra));
+    add(findExecutable("python3", host, probe, extra));
+    add(findExecutable("python", host, probe, extra));
   }
   return out;
 }
