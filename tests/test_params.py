@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from jsonrpcserver import async_dispatch
+from mcp.types import CallToolResult
 
+from sidecar.adapters.mcp.server import build_mcp
 from sidecar.adapters.mcp.tools import MAX_SINCE, parse_since
+from sidecar.adapters.rpc import _wrap
 from sidecar.errors import InvalidParams
 from sidecar.protocol_types import PARAMS_SCHEMAS
 from sidecar.serve.params import check_params
+from tests.conftest import open_index
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -65,3 +73,47 @@ def test_mcp_dates_before_the_epoch_or_far_ahead_are_clamped_not_internal_errors
     assert parse_since("9999-12-31T23:59:59") == MAX_SINCE
     with pytest.raises(InvalidParams):
         parse_since("abc")
+
+
+LIMIT_OUT_OF_RANGE = [  # (entry point, method or tool, arguments): the core checks none of these limits again
+    ("json-rpc", "health.page", {"section": "orphans", "limit": 0}),
+    ("json-rpc", "health.page", {"section": "orphans", "limit": 501}),
+    ("mcp", "vault_health", {"section": "orphans", "limit": 0}),
+    ("mcp", "vault_health", {"section": "orphans", "limit": 101}),
+    ("mcp", "list_notes", {"limit": 0}),
+    ("mcp", "list_notes", {"limit": 501}),
+]
+
+
+@pytest.mark.parametrize(("port", "name", "arguments"), LIMIT_OUT_OF_RANGE,
+                         ids=[f"{port}-{name}-{args['limit']}" for port, name, args in LIMIT_OUT_OF_RANGE])
+def test_every_entry_point_refuses_an_out_of_range_limit_naming_it(port: str, name: str, arguments: dict[str, object],
+                                                                   tmp_path: Path) -> None:
+    """health_page and list_notes rely on these boundary checks (the CLI reaches neither: `sidecar
+    health` builds the whole report). Refused before the core is asked: the core here has no index,
+    so a limit let through would answer index_not_ready instead."""
+    field = rpc_error(name, arguments)["data"]["field"] if port == "json-rpc" else mcp_error(name, arguments, tmp_path)["field"]
+    assert field == "limit"
+
+
+def rpc_error(method: str, params: dict[str, object]) -> dict[str, Any]:
+    async def core(**_params: object) -> None:
+        raise AssertionError("the core was asked")
+
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    error: dict[str, Any] = json.loads(asyncio.run(async_dispatch(request, methods={method: _wrap(method, core)})))["error"]
+    assert error["code"] == InvalidParams.code and "limit" in error["message"], error
+    return error
+
+
+def mcp_error(tool: str, arguments: dict[str, object], tmp_path: Path) -> dict[str, Any]:
+    (tmp_path / "vault").mkdir()
+    core = open_index(tmp_path / "vault", tmp_path / "index")
+    try:
+        result = asyncio.run(build_mcp(core).call_tool(tool, arguments))
+    finally:
+        core.close()
+    assert isinstance(result, CallToolResult) and result.is_error, result
+    error: dict[str, Any] = json.loads(result.content[0].text)["error"]  # type: ignore[union-attr]
+    assert error["code"] == "invalid_params" and "limit" in error["message"], error
+    return error

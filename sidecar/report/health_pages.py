@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, cast
 from sidecar.errors import InvalidParams
 from sidecar.protocol_types import (
     HEALTH_PAGE_LIMIT_DEFAULT,
-    HEALTH_PAGE_LIMIT_MAX,
-    HEALTH_PAGE_LIMIT_MIN,
     HealthPageResponse,
     HealthResponse,
     HealthSection,
@@ -97,15 +95,15 @@ def health_page(index: IndexView, section: str, limit: int = HEALTH_PAGE_LIMIT_D
     """One page of one section's items, each with its suggestions (protocol HealthPageResponse).
 
     The cursor names the section, not the generation: after an edit the next page comes from the
-    current items (the report stays live), so an item may shift by one across a page boundary."""
+    current items (the report stays live), so an item may shift by one across a page boundary.
+    `limit` is checked where a call comes in (serve/params.py, the MCP tool's schema); `section` here,
+    as the protocol's schema does not list the sections."""
     from sidecar.retrieve import paging  # noqa: PLC0415  (paging raises protocol errors; the CLI report needs none)
 
     spec = SECTION_BY_ID.get(section)
     if spec is None:
         raise InvalidParams(f"section: no section {section[:100]!r}; sections: {', '.join(SECTION_IDS)}",
                             {"field": "section", "allowed": list(SECTION_IDS)})
-    if not HEALTH_PAGE_LIMIT_MIN <= limit <= HEALTH_PAGE_LIMIT_MAX:
-        raise InvalidParams(f"limit: between {HEALTH_PAGE_LIMIT_MIN} and {HEALTH_PAGE_LIMIT_MAX}", {"field": "limit"})
     started = time.perf_counter()
     where = paging.scope("health.page", section=section)
     offset = paging.decode_cursor(cursor, where)

@@ -10,7 +10,7 @@ import json
 import sqlite3
 from typing import Any
 
-from sidecar.errors import InvalidParams, NotFound
+from sidecar.errors import NotFound
 from sidecar.ingest.parse import parse_note
 from sidecar.ingest.redact import redact
 from sidecar.ingest.vault import UnreadableNote, Vault
@@ -101,8 +101,7 @@ def find_section(path: str, text: str, wanted: str) -> tuple[str, int, int] | No
 
 def list_notes(conn: sqlite3.Connection, folder: str | None = None, tag: str | None = None,
                note_type: str | None = None, modified_since: float | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
-    if not isinstance(limit, int) or not 1 <= limit <= 1000:
-        raise InvalidParams("limit must be an integer from 1 to 1000")
+    """Notes by recency, a page of `limit` from `offset` (both checked where a call comes in: the MCP tool's schema)."""
     from sidecar.retrieve.search import Filters, allowed_notes  # noqa: PLC0415  (search imports the embedder)
 
     fields = {"type": note_type} if note_type else {}
