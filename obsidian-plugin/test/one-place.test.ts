@@ -40,4 +40,9 @@ describe("one place per rule", () => {
     expect(copiesOf(/\.(?:PATH|Path|PATHEXT)\b|"python3(?:\.\d+)?"|"py"/, ["setup/python.ts"])).toEqual([]);
     expect(copiesOf(/sys\.version_info\[/, ["setup/install.ts"])).toEqual([]);
   });
+
+  it("child processes start in two places: the sidecar (sidecar-process.ts) and every short command (install.ts runChild)", () => {
+    const spawns = [...sources()].flatMap(([file, text]) => (text.match(/\bspawn\(/g) ?? []).map(() => file));
+    expect(spawns.sort()).toEqual(["setup/install.ts", "sidecar-process.ts"]);
+  });
 });

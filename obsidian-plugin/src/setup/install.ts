@@ -44,23 +44,39 @@ export interface Toolchain {
   tooOld: FoundPython[];
 }
 
-/** Run a short command, resolve with its exit code and output (never rejects). */
-export function runQuiet(argv: string[], timeoutMs = 15_000, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; out: string }> {
+/** The one way the plugin runs a short-lived command (a version probe, an install step): no stdin, no console
+ * window on Windows, killed after `timeoutMs`; every chunk of stdout and stderr goes to `onText`, a failure to
+ * start as its message. Resolves with the exit code (null: it did not start, or was killed), never rejects. */
+function runChild(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number, onText: (text: string) => void): Promise<number | null> {
   return new Promise((resolve) => {
-    let out = "";
     let child;
     try {
       child = spawn(argv[0] ?? "", argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
     } catch (err) {
-      resolve({ code: null, out: String(err) });
+      onText(String(err));
+      resolve(null);
       return;
     }
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { out += d.toString(); });
-    child.on("error", (err) => { clearTimeout(timer); resolve({ code: null, out: String(err) }); });
-    child.on("close", (code) => { clearTimeout(timer); resolve({ code, out }); });
+    const done = (code: number | null): void => {
+      clearTimeout(timer);
+      resolve(code);
+    };
+    child.stdout.on("data", (d: Buffer) => onText(d.toString()));
+    child.stderr.on("data", (d: Buffer) => onText(d.toString()));
+    child.on("error", (err) => {
+      onText(String(err));
+      done(null);
+    });
+    child.on("close", done);
   });
+}
+
+/** Run a short command, resolve with its exit code and output (never rejects). */
+export async function runQuiet(argv: string[], timeoutMs = 15_000, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; out: string }> {
+  let out = "";
+  const code = await runChild(argv, env, timeoutMs, (text) => { out += text; });
+  return { code, out };
 }
 
 const VERSION_SCRIPT = "import sys; print('%d.%d.%d' % sys.version_info[:3]); print(sys.executable)";
@@ -171,33 +187,17 @@ export async function runSteps(steps: InstallStep[], onLine: (line: string) => v
   }
 }
 
-function streamed(argv: string[], line: (text: string) => void, timeoutMs: number): Promise<number | null> {
-  return new Promise((resolve) => {
-    let child;
-    try {
-      child = spawn(argv[0] ?? "", argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], windowsHide: true,
-        env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PYTHONIOENCODING: "utf-8" } });
-    } catch (err) {
-      line(String(err));
-      resolve(null);
-      return;
-    }
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    let partial = "";
-    const take = (d: Buffer): void => {
-      const parts = (partial + d.toString()).split(/\r?\n/);
-      partial = parts.pop() ?? "";
-      for (const p of parts) if (p.trim()) line(p);
-    };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
-    child.on("error", (err) => { line(String(err)); });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (partial.trim()) line(partial);
-      resolve(code);
-    });
+/** Run an install step, its output to `line` line by line. */
+async function streamed(argv: string[], line: (text: string) => void, timeoutMs: number): Promise<number | null> {
+  let partial = "";
+  const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PYTHONIOENCODING: "utf-8" };
+  const code = await runChild(argv, env, timeoutMs, (text) => {
+    const parts = (partial + text).split(/\r?\n/);
+    partial = parts.pop() ?? "";
+    for (const p of parts) if (p.trim()) line(p);
   });
+  if (partial.trim()) line(partial);
+  return code;
 }
 
 /** What to do, read from the log of a failed install. */
