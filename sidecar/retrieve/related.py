@@ -109,7 +109,7 @@ class Related:
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
                 limit: int = RELATED_LIMIT_DEFAULT) -> RelatedResponse:
-        started = time.perf_counter()  # limit: in the protocol's bounds, checked where the call came in (serve/params.py)
+        started = time.perf_counter()  # limit's bounds and text's type: checked where the call came in (serve/params.py)
         if path is None and text is None:
             raise InvalidParams("give a note path, an unsaved text, or both")
         source = self._source_from_text(path, text, cursor_heading) if text is not None \
@@ -143,8 +143,6 @@ class Related:
                       set(self.snap.graph.out_links.get(note_id, set())), tags)
 
     def _source_from_text(self, path: str | None, text: str, cursor_heading: str | None) -> Source:
-        if not isinstance(text, str):
-            raise InvalidParams("text must be a string")
         clean = redact(text[:MAX_BUFFER_CHARS].replace("\r\n", "\n")).text
         note = parse_note(path or "Untitled.md", clean)
         chunks = chunk_note(note)
