@@ -45,4 +45,8 @@ describe("one place per rule", () => {
     const spawns = [...sources()].flatMap(([file, text]) => (text.match(/\bspawn\(/g) ?? []).map(() => file));
     expect(spawns.sort()).toEqual(["setup/install.ts", "sidecar-process.ts"]);
   });
+
+  it("what a band means is the sidecar's caveat (fuse.py CAVEATS), not restated in the plugin", () => {
+    expect(copiesOf(/BAND_MEANING|the vault does not answer|nearest notes|least distant|worded differently|(?:strong|weak) evidence|likely match/i, [])).toEqual([]);
+  });
 });

@@ -80,6 +80,8 @@ describe("search rendering", () => {
     expect([...row.querySelectorAll("mark.vs-hit")].map((m) => m.textContent)).toEqual(["Install", "sidecar"]);
     expect(row.querySelector(".vs-snippet")?.textContent).toBe("Install the sidecar with pipx");
     expect(row.querySelector(".vs-band")?.classList.contains("vs-band-high")).toBe(true);
+    // Only the band's name on hover: what it means is the sidecar's caveat, above the list (searchNotes).
+    expect(row.querySelector(".vs-band")?.getAttribute("title")).toBe("High confidence");
     expect(row.querySelector(".vs-more")?.textContent).toBe("+1 more section");
     expect(row.querySelector(".vs-lines")?.textContent).toBe("lines 10–18");
   });

@@ -39,22 +39,14 @@ export function readableMarkdown(text: string, first = true, last = true): strin
   return out;
 }
 
+// How to read a band is the sidecar's to say: its caveat on a search response (sidecar/rank/fuse.py CAVEATS),
+// shown above the results (search-render searchNotes). Only the badge's word stays here, because a row's band
+// (search results, related notes) comes without a caveat and the badge still needs a label and a hover name.
 const BAND_LABEL: Record<Band, string> = { high: "High", medium: "Medium", low: "Low", none: "None" };
 
-/** What a band means, on hover (the sidecar sets it from how much evidence the match has). */
-export const BAND_MEANING: Record<Band, string> = {
-  high: "High confidence: strong evidence of a match (the words and the meaning agree). Usually what you are looking for.",
-  medium: "Medium confidence: a likely match, worth a look.",
-  low: "Low confidence: weak evidence; it may be unrelated.",
-  none: "No confidence: nothing in the vault really matches; these are the nearest notes.",
-};
-
 export function renderBand(container: HTMLElement, band: Band): HTMLElement {
-  return container.createSpan({
-    cls: ["vs-band", `vs-band-${band}`],
-    text: BAND_LABEL[band],
-    attr: { "aria-label": BAND_MEANING[band], title: BAND_MEANING[band] },
-  });
+  const name = `${BAND_LABEL[band]} confidence`;
+  return container.createSpan({ cls: ["vs-band", `vs-band-${band}`], text: BAND_LABEL[band], attr: { "aria-label": name, title: name } });
 }
 
 /** A vault path where the file name always shows: a long folder part is cut (…), never the name. */
