@@ -9,13 +9,13 @@
 //   "failed"         (error: SidecarStartError)      it cannot start (or gave up restarting): show the fix
 //   "handshake"      (handshake: Handshake)          a run started: versions, MCP port really used
 //
-// Every failure a caller sees comes with a fix-it hint: failureOf(err) gives { message, hint } for any error
-// (a SidecarStartError's hint, an RpcError's data.hint, a restart for a lost connection), so a pane shows the
-// same fix as the Notice.
+// Every failure a caller sees comes with a fix-it hint: failure.ts failureOf(err) gives { message, hint } for
+// any error (a SidecarStartError's hint, an RpcError's data.hint, a restart for a lost connection), so a pane
+// shows the same fix as the Notice.
 
 import { Events } from "obsidian";
 
-import { describeError, RpcError, SidecarClient, type EventSubscription } from "./client";
+import { RpcError, SidecarClient, type EventSubscription } from "./client";
 import type { Progress, StatusResponse } from "./protocol.gen";
 import { SidecarProcess, SidecarStartError, type Handshake, type ProcessState, type SidecarProcessOptions } from "./sidecar-process";
 
@@ -35,33 +35,6 @@ export interface SidecarSnapshot {
   restartInMs: number | null;
   /** The running sidecar's handshake: its version, and the MCP port it really serves on. */
   handshake?: Handshake | null;
-}
-
-/** A failure as the user should read it: what happened, and what to do about it (null: nothing to do). */
-export interface Failure {
-  message: string;
-  hint: string | null;
-}
-
-/** The fix for a lost or refused connection: a restart, and where its output is. */
-const RESTART_HINT = "Restart the sidecar (click the status bar item, or the command \"Restart the sidecar\"); the status bar's details show its output.";
-
-/** Call failures a restart fixes: the connection went away, timed out, or its token is stale. */
-const RESTART_FIXES: ReadonlySet<string> = new Set(["transport", "timeout", "unauthorized"]);
-
-/** The one rule for what to do about an error the plugin shows (panes, the search modal, Notices, settings):
- * the fix it carries (a start error's; an RpcError's data.hint, which a failed start's RpcError keeps), else a
- * restart for a lost connection, else the sidecar's own start failure's fix while it is failed or restarting
- * (`sidecar`, the snapshot), else null. */
-export function failureOf(err: unknown, sidecar?: Pick<SidecarSnapshot, "phase" | "errorHint">): Failure {
-  const startFix = sidecar && (sidecar.phase === "failed" || sidecar.phase === "restarting") ? sidecar.errorHint : null;
-  return { message: describeError(err), hint: carriedHint(err) ?? startFix ?? null };
-}
-
-function carriedHint(err: unknown): string | null {
-  const given: unknown = err instanceof RpcError ? err.data.hint : err && typeof err === "object" && "hint" in err ? err.hint : null;
-  if (typeof given === "string" && given.trim()) return given;
-  return err instanceof RpcError && RESTART_FIXES.has(err.kind) ? RESTART_HINT : null;
 }
 
 /** A start error as the RpcError callers get, keeping its hint. */

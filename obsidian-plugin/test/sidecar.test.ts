@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import { RpcError } from "../src/client";
 import type { IndexChangedEvent } from "../src/protocol.gen";
-import { failureOf, Sidecar, type SidecarSnapshot } from "../src/sidecar";
+import { failureOf } from "../src/failure";
+import { Sidecar, type SidecarSnapshot } from "../src/sidecar";
 import { SidecarStartError, type Handshake } from "../src/sidecar-process";
 import { watchSidecar } from "../src/setup/notices";
 import { Notice, type Plugin } from "obsidian";

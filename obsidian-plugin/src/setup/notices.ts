@@ -4,7 +4,8 @@
 
 import { Notice, type Plugin } from "obsidian";
 
-import { failureOf, type Sidecar } from "../sidecar";
+import { failureOf } from "../failure";
+import type { Sidecar } from "../sidecar";
 import type { Handshake, SidecarStartError } from "../sidecar-process";
 import { compareVersions } from "./python";
 import { SetupModal } from "./setup-modal";

@@ -3,7 +3,8 @@
 
 import { Notice, type Setting } from "obsidian";
 
-import { failureOf, type Sidecar } from "../sidecar";
+import { failureOf } from "../failure";
+import type { Sidecar } from "../sidecar";
 import { detectToolchain, installedSidecar } from "./install";
 import { describeToolchain } from "./setup-modal";
 

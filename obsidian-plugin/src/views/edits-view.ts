@@ -8,7 +8,7 @@ import { describeError } from "../client";
 import { EDITS_VIEW, type PluginContext } from "../context";
 import { noteActions, openNoteAt, paneFor } from "../open";
 import { EDITS_LIST_LIMIT_MAX, type EditRecord, type EditsResponse } from "../protocol.gen";
-import { failureOf } from "../sidecar";
+import { failureOf } from "../failure";
 import { SidecarPane } from "./pane";
 import { renderEdits, type EditRowState } from "./edits-render";
 import { renderError } from "./shared-render";

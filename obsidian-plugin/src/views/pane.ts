@@ -4,7 +4,7 @@
 import { ItemView, type HoverPopover, type WorkspaceLeaf } from "obsidian";
 
 import type { PluginContext } from "../context";
-import { failureOf } from "../sidecar";
+import { failureOf } from "../failure";
 import { renderError } from "./shared-render";
 
 /** The view type it registers under, its tab title and its icon. */

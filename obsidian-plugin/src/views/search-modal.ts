@@ -9,7 +9,7 @@ import type { PluginContext } from "../context";
 import { SEARCH_MODAL_SOURCE, insertLink, noteActions, openNoteAt, paneFor } from "../open";
 import type { SearchMode, SearchResponse, SearchResult } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
-import { failureOf } from "../sidecar";
+import { failureOf } from "../failure";
 import { wireRow } from "./list-nav";
 import { MODES, MODE_LABELS } from "./modes";
 import { renderSearchResult, renderSyntaxHelp, searchNotes } from "./search-render";
