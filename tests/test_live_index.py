@@ -11,7 +11,17 @@ import pytest
 
 from sidecar.core import VaultIndex
 from sidecar.ingest.vault import Vault
-from sidecar.retrieve.snapshot import HEADROOM_SHARE, NoteChanges, Snapshot, _appended, follow_changes, load_snapshot
+from sidecar.retrieve.snapshot import (
+    HEADROOM_SHARE,
+    MIN_HEADROOM,
+    NoteChanges,
+    Snapshot,
+    _appended,
+    _room,
+    _vectors,
+    follow_changes,
+    load_snapshot,
+)
 from tests.conftest import open_index
 from tests.test_boilerplate import FOOTER
 
@@ -140,8 +150,24 @@ def test_rows_are_appended_into_room_and_compacted_when_there_is_none() -> None:
     full = _snapshot_with(8, 8, room=0, dead=0)
     ids, matrix, notes, dead, buffer = _appended(full, np.array([0, 1]), new_ids, new_rows, new_notes)
     assert dead == 0 and list(ids) == [3, 4, 5, 6, 7, 8, 9, 10] and buffer is not None
-    assert len(buffer) - len(matrix) >= max(1, int(HEADROOM_SHARE * len(matrix)))
+    assert len(buffer) == _with_room(len(matrix))
     assert np.array_equal(matrix[0], np.eye(8, dtype=np.float32)[2])
+
+
+def _with_room(rows: int) -> int:
+    """The headroom rule, written out: 3% more rows, at least 256."""
+    return rows + max(MIN_HEADROOM, int(HEADROOM_SHARE * rows))
+
+
+def test_a_load_and_an_incremental_reload_leave_the_same_room(index: VaultIndex) -> None:
+    """Every buffer is sized by one rule (the store's load and the reload each had a copy; the compaction's
+    is checked above)."""
+    assert index.embedder is not None
+    conn, dim = index.reader(), index.embedder.dim
+    fresh = load_snapshot(conn, index.backend, dim)
+    assert fresh.buffer is not None and len(fresh.buffer) == _with_room(len(fresh.matrix)) > len(fresh.matrix)
+    reloaded = _room(_vectors(conn, index.backend, dim, fresh)[1])  # nothing new: kept rows, copied into a new buffer
+    assert reloaded is not None and len(reloaded) == _with_room(len(fresh.matrix))
 
 
 def test_a_snapshot_from_another_generation_is_not_followed(index: VaultIndex) -> None:

@@ -122,3 +122,15 @@ def test_only_client_errors_turns_exceptions_into_client_errors() -> None:
              for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
              and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) in ("SidecarError", "Busy", "busy_from")]
     assert found == []
+
+
+def test_only_with_headroom_sizes_the_matrix_buffer() -> None:
+    """The room kept after the matrix's rows is snapshot._with_headroom's: the store's load and the
+    snapshot's reload and compaction each sized it themselves."""
+    found = []
+    for name, tree in _modules():
+        allowed = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "_with_headroom"
+                   for n in ast.walk(f)} if name == "retrieve/snapshot.py" else set()
+        found += [f"{name}:{node.lineno}" for node in ast.walk(tree) if isinstance(node, ast.Name)
+                  and node.id == "HEADROOM_SHARE" and isinstance(node.ctx, ast.Load) and id(node) not in allowed]
+    assert found == []

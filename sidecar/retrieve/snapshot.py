@@ -204,12 +204,14 @@ def load_snapshot(conn: sqlite3.Connection, backend: Backend, dim: int | None, p
                     buffer=_room(matrix))
 
 
-def _headroom(rows: int) -> int:
-    return max(MIN_HEADROOM, int(HEADROOM_SHARE * rows))
+def _with_headroom(rows: int, width: int) -> Matrix:
+    """The one headroom rule: a buffer for `rows` rows and room to append HEADROOM_SHARE more (at least
+    MIN_HEADROOM) after them. The matrix is its first rows; _room finds it again from the matrix."""
+    return np.empty((rows + max(MIN_HEADROOM, int(HEADROOM_SHARE * rows)), width), dtype=np.float32)
 
 
 def _room(matrix: Matrix) -> Matrix | None:
-    """The larger array `matrix` is the first rows of (as _vectors and VectorTable.load make it), if any."""
+    """The larger array `matrix` is the first rows of (a buffer from _with_headroom), if any."""
     base = matrix.base
     if isinstance(base, np.ndarray) and base.ndim == 2 and base.dtype == matrix.dtype and \
             base.shape[1] == matrix.shape[1] and len(base) > len(matrix) and \
@@ -230,17 +232,17 @@ def _vectors(conn: sqlite3.Connection, backend: Backend, dim: int | None,
         return np.zeros(0, np.int64), np.zeros((0, 1), np.float32)
     table = VectorTable(conn, backend)
     if prev is None or len(prev.vector_ids) == 0 or prev.matrix.shape[1] != dim:
-        return table.load(dim, HEADROOM_SHARE, MIN_HEADROOM)
+        return table.load(dim, _with_headroom)
     current = np.fromiter(sorted(table.ids()), dtype=np.int64)
     live = prev.vector_notes >= 0  # a dead row's id may be in use again, by another chunk
     added = np.setdiff1d(current, prev.vector_ids[live], assume_unique=True)
     if len(added) > FULL_RELOAD_SHARE * max(len(current), 1):
-        return table.load(dim, HEADROOM_SHARE, MIN_HEADROOM)
+        return table.load(dim, _with_headroom)
     kept = np.isin(prev.vector_ids, current, assume_unique=True) & live
     new_ids, new_rows = table.load_ids(added.tolist(), dim)
     ids = np.concatenate([prev.vector_ids[kept], new_ids])
     # One new matrix, written in place: `matrix[kept]` first would be a second full-size copy.
-    matrix: Matrix = np.empty((len(ids) + _headroom(len(ids)), dim), dtype=np.float32)[:len(ids)]
+    matrix = _with_headroom(len(ids), dim)[:len(ids)]
     np.compress(kept, prev.matrix, axis=0, out=matrix[: len(ids) - len(new_ids)])
     matrix[len(ids) - len(new_ids):] = new_rows
     if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
@@ -310,7 +312,7 @@ def _appended(prev: Snapshot, dying: npt.NDArray[np.int64], new_ids: npt.NDArray
             np.concatenate([notes, new_notes]), dead, prev.buffer
     live = notes >= 0
     kept = int(live.sum())
-    buffer: Matrix = np.empty((kept + extra + _headroom(kept + extra), new_rows.shape[1]), dtype=np.float32)
+    buffer = _with_headroom(kept + extra, new_rows.shape[1])
     if kept:
         np.compress(live, prev.matrix, axis=0, out=buffer[:kept])
     buffer[kept:kept + extra] = new_rows

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,11 +33,11 @@ def quantize(matrix: Matrix) -> npt.NDArray[np.int8]:
 BLOCK_ROWS = 8192  # rows read and converted at a time: bounds the temporaries, not the result
 
 
-def dequantize(rows: npt.NDArray[np.int8], spare_rows: int = 0) -> Matrix:
+def dequantize(rows: npt.NDArray[np.int8], buffer: Matrix | None = None) -> Matrix:
     """int8 rows -> unit-length float32 rows (einsum norms: 8x faster than linalg.norm here), a block
     at a time into the result, so no second full-size float32 copy exists even for a moment.
-    With spare rows, the result is the first rows of a larger array (its `.base`), room to append."""
-    out: Matrix = np.empty((len(rows) + spare_rows, rows.shape[1]), dtype=np.float32)[:len(rows)]
+    With a buffer (float32, at least as many rows), the result is its first rows (its `.base`)."""
+    out: Matrix = (np.empty(rows.shape, dtype=np.float32) if buffer is None else buffer)[:len(rows)]
     for start in range(0, len(rows), BLOCK_ROWS):
         block = out[start:start + BLOCK_ROWS]
         block[:] = rows[start:start + BLOCK_ROWS]
@@ -108,13 +108,13 @@ class VectorTable:
             return set()
         return {int(r[0]) for r in self.conn.execute(f"SELECT rowid FROM {self.table}")}
 
-    def load(self, dim: int, spare_share: float = 0.0, min_spare: int = 0) -> tuple[npt.NDArray[np.int64], Matrix]:
-        """All vectors as (chunk ids, unit-norm float32 matrix), ordered by chunk id; room for
-        `spare_share` more rows (at least `min_spare`) after them (see dequantize)."""
+    def load(self, dim: int, buffer: Callable[[int, int], Matrix] | None = None) -> tuple[npt.NDArray[np.int64], Matrix]:
+        """All vectors as (chunk ids, unit-norm float32 matrix), ordered by chunk id; with `buffer`,
+        the matrix is the first rows of `buffer(rows, dim)` (the caller's room to append, see dequantize)."""
         if not self.exists():
             return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
         ids, raw = _read_rows(self.conn.execute(f"SELECT rowid, embedding FROM {self.table} ORDER BY rowid"), dim)
-        return ids, dequantize(raw, max(min_spare, int(spare_share * len(raw))) if spare_share else 0)
+        return ids, dequantize(raw, None if buffer is None else buffer(len(raw), dim))
 
     def load_ids(self, chunk_ids: list[int], dim: int) -> tuple[npt.NDArray[np.int64], Matrix]:
         """The vectors of some chunks (ordered by id), for refreshing the matrix after an edit."""
