@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
-from sidecar.adapters.mcp.server import McpReady, build_mcp, mcp_http_app, serve_mcp_http
+from sidecar.adapters.mcp.server import McpHttpServer, McpReady, build_mcp, mcp_http_app, serve_mcp_http
 from sidecar.adapters.mcp.tools import CLEAN_CACHED_CHARS, clean
 from sidecar.config import Settings
 from sidecar.core import VaultIndex
@@ -497,6 +497,15 @@ def test_sdk_transport_security_agrees_with_the_guard(vault: Vault) -> None:
     assert set(settings.allowed_hosts) == {"127.0.0.1:4321", "localhost:4321", "[::1]:4321"}
     assert settings.allowed_origins == []
     assert manager.stateless is True and manager.json_response is True
+
+
+def test_the_http_server_believes_no_forwarded_headers(vault: Vault) -> None:
+    """No proxy sits in front of 127.0.0.1: uvicorn's X-Forwarded-* rewriting (on by default) is off."""
+    server = McpHttpServer(vault.core, "t0ken")
+    try:
+        assert server._server.config.proxy_headers is False
+    finally:
+        server.sock.close()
 
 
 ESCAPES = [

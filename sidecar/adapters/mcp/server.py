@@ -178,6 +178,7 @@ class McpHttpServer:
         self.watch = ConnectionWatch(uvicorn_answering)  # read timeouts and a connection cap (connwatch.py)
         config = uvicorn.Config(mcp_http_app(core, token, self.port, gate), log_config=None, access_log=False,
                                 lifespan="on", ws="none", server_header=False, timeout_graceful_shutdown=2,
+                                proxy_headers=False,  # never behind a proxy: no X-Forwarded-* is believed
                                 http=watched_h11(self.watch))
         self._server = _Uvicorn(config)
 
