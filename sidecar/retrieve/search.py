@@ -279,16 +279,14 @@ def _term_pattern(term: str) -> re.Pattern[str]:
 
 def term_coverage(terms: Sequence[str], text: str) -> float:
     """Share of query terms present in the text (stem-ish for ASCII words, substring otherwise)."""
-    if not terms:
-        return 0.0
+    return len(found_terms(terms, text)) / len(terms) if terms else 0.0
+
+
+def found_terms(terms: Sequence[str], text: str) -> list[str]:
+    """The query terms the text holds, in query order, by term_coverage's rule (the text lowered once)."""
     lowered = text.lower()
-    hits = 0
-    for term in terms:
-        if term in lowered:
-            hits += 1
-        elif term.isascii() and _stem(term) in lowered:  # the regex only decides where the stem is
-            hits += _term_pattern(term).search(lowered) is not None
-    return hits / len(terms)
+    return [term for term in terms if term in lowered or (  # the regex only decides where the stem is
+        term.isascii() and _stem(term) in lowered and _term_pattern(term).search(lowered) is not None)]
 
 
 def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_heading: str, body: str) -> set[str]:
@@ -443,7 +441,7 @@ class Searcher:
         vec_rank = _rank_of(cands.semantic, hit.chunks)
         similarity = cands.note_similarity.get(hit.note_id)
         text = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
-        found = [t for t in lexq.terms if term_coverage([t], text) == 1.0]
+        found = found_terms(lexq.terms, text)
         coverage = len(found) / len(lexq.terms) if lexq.terms else 0.0
         exact_missing = bool(evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}",
                                                                 best["body"]))
