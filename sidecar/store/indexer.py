@@ -88,9 +88,9 @@ class Prepared:
 
 
 ProgressFn = Callable[[Progress], None]
-MERGE_AFTER_NOTES = 200  # a run writing this many notes merges the keyword index (0.16 s at 50k sections)
-MAX_FTS_SEGMENTS = 8  # so does a scan run (the minutely reconcile) finding more segments than this: edits
-# one at a time add segments that FTS5's automerge leaves (19 after 150 edits), and an edit never waits for a merge
+MERGE_AFTER_NOTES = 200  # a run writing this many notes merges the keyword index (0.16 s at 50k sections, 0.5 s
+# and its checkpoint at 180k). Smaller runs leave it to FTS5's automerge (19 segments after 150 one-note edits):
+# merging in the minutely reconcile made an edit wait behind it, 3.6 s at 60,000 notes
 RACY_SECONDS = 2.0  # coarsest file timestamp in use (FAT); see _maybe_changed
 LINKS_PENDING = "links_pending"  # meta key: notes were written whose links are not resolved yet
 Encoded = tuple[list[int], Matrix]
@@ -203,8 +203,7 @@ class Indexer:
         if finished:
             self._finish(scan, report, renamed_or_deleted, progress, cancel)  # counts what it left unembedded
         report.cancelled = cancel.is_set()
-        if not report.cancelled and (full or len(report.changed_paths) >= MERGE_AFTER_NOTES
-                                     or self.store.fts_segments() > MAX_FTS_SEGMENTS):
+        if not report.cancelled and (full or len(report.changed_paths) >= MERGE_AFTER_NOTES):
             self.store.merge_fts_segments()
         if report.changed_paths or full:
             self.store.checkpoint()

@@ -77,9 +77,6 @@ class Store:
         """Fold the WAL back into the database after a run, so the index is one file of honest size."""
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # busy readers: it just returns
 
-    def fts_segments(self) -> int:
-        return int(self.conn.execute("SELECT count(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0])
-
     def merge_fts_segments(self) -> None:
         """Merge the keyword index into one segment. Each commit adds an FTS5 segment and automerge
         leaves many after a big run (18 after indexing 50k sections): every query term is looked up
