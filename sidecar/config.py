@@ -151,7 +151,7 @@ def _declared() -> tuple[Setting, ...]:
 
 SETTINGS = _declared()
 SETTING = {s.name: s for s in SETTINGS}
-VAULT_ENV = ENV_PREFIX + "VAULT"  # the vault is the one setting that is positional in from_env
+VAULT_ENV = str(SETTING["vault"].env)  # the vault is the one setting that is positional in from_env
 
 
 def environment() -> dict[str, str]:

@@ -222,17 +222,12 @@ class VaultIndex:
         return IndexNotReady(f"index not built yet: run `sidecar index --vault {vault}` or `sidecar serve`, then try again",
                              {"retryable": False})
 
-    def require_index(self) -> None:
-        """For agents (MCP, `sidecar context`): an index not ready is an error, also while it is being built."""
+    def require_index(self, answer_while_building: bool = False) -> None:
+        """An index not ready is an error: for agents (MCP, `sidecar context`) also while it is being built.
+        `answer_while_building` is the plugin's: searching an index that was never built would look like
+        "no answer", so say what to do; while a run builds it, answer (empty, index_building: true)."""
         problem = self.index_not_ready()
-        if problem is not None:
-            raise problem
-
-    def _require_index(self) -> None:
-        """For the plugin: searching an index that was never built would look like "no answer", so say
-        what to do; while a run builds it, answer (empty, index_building: true) as the panes expect."""
-        problem = self.index_not_ready()
-        if problem is not None and not self.building:
+        if problem is not None and not (answer_while_building and self.building):
             raise problem
 
     def thresholds_info(self) -> BandThresholds:
@@ -245,7 +240,7 @@ class VaultIndex:
                max_tokens: int | None = None, explain: bool = False, ranking: Ranking | None = None,
                typed: bool = False) -> SearchResponse:
         """`typed`: search-as-you-type (speed shortcuts on); a submitted question keeps every word."""
-        self._require_index()
+        self.require_index(answer_while_building=True)
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()
@@ -256,7 +251,7 @@ class VaultIndex:
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
                 limit: int = RELATED_LIMIT_DEFAULT) -> RelatedResponse:
-        self._require_index()
+        self.require_index(answer_while_building=True)
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()

@@ -11,13 +11,29 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 
 from sidecar import __version__
-from sidecar.config import OBSIDIAN_CONFIG_ENV, SETTINGS, VAULT_ENV, Setting, Settings, default_text, env_text, from_env
+from sidecar.config import (
+    OBSIDIAN_CONFIG_ENV,
+    SETTING,
+    SETTINGS,
+    VAULT_ENV,
+    Setting,
+    Settings,
+    default_text,
+    env_text,
+    from_env,
+)
 from sidecar.core import VaultIndex
 from sidecar.errors import SidecarError
-from sidecar.protocol_types import RelatedResponse, SearchResponse
+from sidecar.protocol_types import (
+    RELATED_LIMIT_DEFAULT,
+    SEARCH_LIMIT_DEFAULT,
+    RelatedResponse,
+    SearchMode,
+    SearchResponse,
+)
 from sidecar.serve.params import check_params
 from sidecar.store.indexer import Progress
 
@@ -101,7 +117,7 @@ def open_index(args: argparse.Namespace, **kwargs: Any) -> VaultIndex:
 def given_vault(args: argparse.Namespace) -> Path | None:
     """--vault, else the vault's environment variable, else None."""
     text = env_text(VAULT_ENV)
-    return args.vault or (Path(text).expanduser() if text else None)
+    return args.vault or (cast(Path, SETTING["vault"].parse(text)) if text else None)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -282,8 +298,8 @@ def _related_text(result: RelatedResponse) -> str:
 
 def _search_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("query", help="what to look for (any text: quotes make phrases)")
-    cmd.add_argument("--limit", type=int, default=10)
-    cmd.add_argument("--mode", choices=("hybrid", "lexical", "semantic"), default="hybrid")
+    cmd.add_argument("--limit", type=int, default=SEARCH_LIMIT_DEFAULT)
+    cmd.add_argument("--mode", choices=get_args(SearchMode), default="hybrid")
     cmd.add_argument("--explain", action="store_true", help="show every signal and the ranking settings")
     cmd.add_argument("--max-tokens", type=int, help="include chunk text within this budget (4 characters a token)")
     cmd.add_argument("--folder", help="only notes under this folder")
@@ -293,7 +309,7 @@ def _search_options(cmd: argparse.ArgumentParser) -> None:
 
 def _related_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("note", help="a note path, file name or title")
-    cmd.add_argument("--limit", type=int, default=10)
+    cmd.add_argument("--limit", type=int, default=RELATED_LIMIT_DEFAULT)
 
 
 # ---- serve and agent configuration -----------------------------------------------------------

@@ -7,14 +7,13 @@ import type { WorkspaceLeaf } from "obsidian";
 import { describeError } from "../client";
 import { EDITS_VIEW, type PluginContext } from "../context";
 import { noteActions, openNoteAt, paneFor } from "../open";
-import { EDITS_LIST_LIMIT_MAX, type EditRecord, type EditsResponse } from "../protocol.gen";
+import { EDITS_LIST_LIMIT_DEFAULT, EDITS_LIST_LIMIT_MAX, type EditRecord, type EditsResponse } from "../protocol.gen";
 import { failureOf } from "../failure";
 import { SidecarPane } from "./pane";
 import { renderEdits, type EditRowState } from "./edits-render";
 import { renderError } from "./shared-render";
 
-const PAGE = 50;
-const MAX_PAGE = EDITS_LIST_LIMIT_MAX;
+const PAGE = EDITS_LIST_LIMIT_DEFAULT;
 
 export class EditsView extends SidecarPane {
   private readonly actions = noteActions(this.app, EDITS_VIEW, this);
@@ -65,11 +64,11 @@ export class EditsView extends SidecarPane {
     try {
       const client = await this.ctx.sidecar.client();
       // edits.list pages by at most 200: "Show more" may need several.
-      const first = await client.call("edits.list", { limit: Math.min(MAX_PAGE, this.limit) });
+      const first = await client.call("edits.list", { limit: Math.min(EDITS_LIST_LIMIT_MAX, this.limit) });
       const edits = [...first.edits];
       let next = first.next_offset;
       while (next !== null && edits.length < this.limit) {
-        const page = await client.call("edits.list", { limit: Math.min(MAX_PAGE, this.limit - edits.length), offset: next });
+        const page = await client.call("edits.list", { limit: Math.min(EDITS_LIST_LIMIT_MAX, this.limit - edits.length), offset: next });
         edits.push(...page.edits);
         next = page.edits.length ? page.next_offset : null;
       }

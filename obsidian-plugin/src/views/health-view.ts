@@ -7,7 +7,7 @@ import { Notice, normalizePath, type WorkspaceLeaf } from "obsidian";
 
 import { HEALTH_VIEW, type PluginContext } from "../context";
 import { noteActions } from "../open";
-import type { HealthResponse, HealthSection, HealthSummaryResponse } from "../protocol.gen";
+import { HEALTH_PAGE_LIMIT_DEFAULT, type HealthResponse, type HealthSection, type HealthSummaryResponse } from "../protocol.gen";
 import { describeError } from "../client";
 import { SidecarPane } from "./pane";
 import { openByDefault, renderHealth, type HealthPaging } from "./health-render";
@@ -21,7 +21,7 @@ export function reportFileName(generatedAt: number): string {
 }
 
 /** Items a section page brings (the sidecar's default). */
-export const HEALTH_PAGE = 50;
+export const HEALTH_PAGE = HEALTH_PAGE_LIMIT_DEFAULT;
 
 interface SectionState {
   section: HealthSection;

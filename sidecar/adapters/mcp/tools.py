@@ -192,7 +192,7 @@ class VaultTools:
         `write` beside them (writes take the writer's lock)."""
         def guarded() -> M:
             if needs_index:
-                self.require_index()
+                self.core.require_index()
             return work()
 
         try:
@@ -204,9 +204,6 @@ class VaultTools:
         except Exception as exc:
             return error_result(client_error(exc))
         return ok(model, text(model) if text else None)
-
-    def require_index(self) -> None:
-        self.core.require_index()  # the core's one rule (VaultIndex.index_not_ready)
 
     def resolve(self, path: str | None, title: str | None) -> str:
         ref = path if path is not None else title
@@ -636,7 +633,7 @@ class NoteResources:
 
     def note_path(self, path: str) -> str:
         """The indexed note a URI's path names (a title works too), else NotFound or IndexNotReady."""
-        self.tools.require_index()
+        self.tools.core.require_index()
         return self.tools.resolve(path, None)
 
     def text_of(self, path: str) -> str:
