@@ -174,8 +174,13 @@ class Named:
         self.name = name
         self.description = description
         self.alias = alias
-        self.fields = fields
+        self.fields = fields  # a record's own fields; its base's come first (all_fields)
         self.extra = extra  # type of additional properties of a record, None when closed
+        self.base: Named | None = None  # the record this one extends (an x-parts part of it)
+
+    @property
+    def all_fields(self) -> list[Field]:
+        return (self.base.all_fields if self.base else []) + (self.fields or [])
 
     def deps(self) -> list[str]:
         exprs: list[TypeExpr] = []
@@ -185,7 +190,7 @@ class Named:
             exprs.append(f.type)
         if self.extra is not None:
             exprs.append(self.extra)
-        out: list[str] = []
+        out: list[str] = [self.base.name] if self.base else []
         for e in exprs:
             out += _expr_refs(e)
         return out
@@ -280,12 +285,18 @@ def named_type(name: str, schema: Schema) -> Named:
 
 def record_part(whole: Named, name: str, spec: dict[str, Any]) -> Named:
     """`x-parts` of a record: a record of some of its fields, for code that builds one part of the whole
-    (the core's status, which `serve` completes): the part's fields are the whole's, never restated."""
+    (the core's status, which `serve` completes). The whole then extends the part, so each field is
+    generated once: in the part, or in the whole for the fields the part leaves out."""
+    if whole.base is not None:
+        raise ProtocolError(f"{whole.name}.x-parts: one part a record, {whole.base.name} is already one")
     by_name = {f.name: f for f in whole.fields or []}
     unknown = [key for key in spec["properties"] if key not in by_name]
     if unknown:
         raise ProtocolError(f"{whole.name}.x-parts.{name}: not fields of {whole.name}: {unknown}")
-    return Named(name, str(spec.get("description", "")), fields=[by_name[key] for key in spec["properties"]])
+    part = Named(name, str(spec.get("description", "")), fields=[by_name[key] for key in spec["properties"]])
+    whole.fields = [f for f in whole.fields or [] if f.name not in spec["properties"]]
+    whole.base = part
+    return part
 
 
 BOUND_KEYS = {"minimum": "MIN", "maximum": "MAX", "minLength": "MIN_LENGTH", "maxLength": "MAX_LENGTH",
@@ -489,7 +500,9 @@ def render_python(model: Model) -> str:
                 out.append(line)
             continue
         fields = t.fields or []
-        functional = any(not f.name.isidentifier() or keyword.iskeyword(f.name) for f in fields)
+        functional = any(not f.name.isidentifier() or keyword.iskeyword(f.name) for f in t.all_fields)
+        if functional and t.base is not None:
+            raise ProtocolError(f"{t.name}: a record with x-parts needs field names Python can write as a class")
         if functional:
             out.append(f"{t.name} = TypedDict({json.dumps(t.name)}, {{")
             for f in fields:
@@ -498,7 +511,7 @@ def render_python(model: Model) -> str:
                 out.append(f"    {json.dumps(f.name)}: {typ!r},")
             out.append("})")
             continue
-        out.append(f"class {t.name}(TypedDict):")
+        out.append(f"class {t.name}({t.base.name if t.base else 'TypedDict'}):")
         doc = t.description
         if t.extra is not None:
             doc = (doc + " " if doc else "") + f"May carry further keys of type {py_expr(t.extra)}."
@@ -584,10 +597,10 @@ def render_typescript(model: Model) -> str:
             out.append(f"export type {t.name} = {ts_expr(t.alias)};")
             continue
         fields = t.fields or []
-        if not fields and t.extra is None:
+        if not t.all_fields and t.extra is None:
             out.append(f"export type {t.name} = Record<string, never>;")
             continue
-        out.append(f"export interface {t.name} {{")
+        out.append(f"export interface {t.name}{f' extends {t.base.name}' if t.base else ''} {{")
         for f in fields:
             out += _ts_doc(f.description, "  ")
             out.append(f"  {_ts_key(f.name)}{'' if f.required else '?'}: {ts_expr(f.type)};")
@@ -623,7 +636,7 @@ def _projected_field(entry: str | dict[str, Any], source: Named | None, name: st
     if unknown:
         raise ProtocolError(f"MCP model {name}.{spec.get('name')}: unknown key(s) {sorted(unknown)}")
     field_name = str(spec["name"])
-    known = {f.name: f for f in (source.fields or [])} if source is not None else {}
+    known = {f.name: f for f in source.all_fields} if source is not None else {}
     of = known.get(field_name)
     if "type" in spec:
         t = spec["type"]

@@ -186,76 +186,6 @@ class BandThresholds(TypedDict):
     source: Literal["default", "auto", "manual"]
 
 
-class IndexRunCost(TypedDict):
-    # Wall time of the run.
-    seconds: float
-
-    # The process's CPU time during the run.
-    cpu_seconds: float
-
-    # Notes added, updated, renamed or deleted.
-    changed: int
-
-    # Unix seconds when it finished.
-    at: float
-
-
-class IndexingStats(TypedDict):
-    # Runs over just the notes the file watcher named (no scan).
-    event_runs: int
-
-    # Runs that scanned the vault: the first one, the periodic reconcile (the safety net), bursts, folder
-    # moves, rule changes, reindex.
-    scans: int
-    last_event_run: IndexRunCost | None
-    last_scan: IndexRunCost | None
-
-
-class StatusResponse(TypedDict):
-    # Sidecar package version.
-    version: str
-
-    # Version of this protocol (info.version); the plugin refuses a different major.
-    protocol_version: str
-
-    # Absolute path of the vault.
-    vault: str
-
-    # Absolute path of the index folder (never inside the vault).
-    index_dir: str
-    index_bytes: int
-    schema_version: int
-
-    # SQLite build and extensions in use.
-    backend: str
-    vector_store: str
-    vector_search: str
-    model: ModelInfo
-    notes: int
-    chunks: int
-    chunks_with_vectors: int
-    chunks_without_vectors: int
-    vectors_available: bool
-    skipped: list[SkippedFile]
-
-    # Unix seconds of the last finished index run.
-    last_indexed_at: float | None
-    building: bool
-
-    # Every note indexed, every chunk has a vector and every link is resolved, and the model is loaded (false
-    # after a run that stopped before its last link pass, such as a kill -9 while indexing, until the next run
-    # finishes; false while model.loading).
-    complete: bool
-
-    # Set while building.
-    progress: Progress | None
-    mcp: McpState
-    bands: BandThresholds
-
-    # Serve only: how the live index has kept up since start (event-driven runs and scans).
-    indexing: NotRequired[IndexingStats]
-
-
 class IndexStatus(TypedDict):
     """What the core knows of a status (VaultIndex.status); `sidecar serve` adds the rest
     (protocol_version, progress, mcp, indexing).
@@ -293,6 +223,43 @@ class IndexStatus(TypedDict):
     # after a run that stopped before its last link pass, such as a kill -9 while indexing, until the next run
     # finishes; false while model.loading).
     complete: bool
+
+
+class IndexRunCost(TypedDict):
+    # Wall time of the run.
+    seconds: float
+
+    # The process's CPU time during the run.
+    cpu_seconds: float
+
+    # Notes added, updated, renamed or deleted.
+    changed: int
+
+    # Unix seconds when it finished.
+    at: float
+
+
+class IndexingStats(TypedDict):
+    # Runs over just the notes the file watcher named (no scan).
+    event_runs: int
+
+    # Runs that scanned the vault: the first one, the periodic reconcile (the safety net), bursts, folder
+    # moves, rule changes, reindex.
+    scans: int
+    last_event_run: IndexRunCost | None
+    last_scan: IndexRunCost | None
+
+
+class StatusResponse(IndexStatus):
+    # Version of this protocol (info.version); the plugin refuses a different major.
+    protocol_version: str
+
+    # Set while building.
+    progress: Progress | None
+    mcp: McpState
+
+    # Serve only: how the live index has kept up since start (event-driven runs and scans).
+    indexing: NotRequired[IndexingStats]
 
 
 class SearchFilters(TypedDict):

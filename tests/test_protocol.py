@@ -227,6 +227,23 @@ def test_a_record_part_takes_its_fields_from_the_whole(doc: dict[str, Any]) -> N
         proto.generate(stray)
 
 
+def test_the_whole_extends_its_part_and_states_each_field_once(doc: dict[str, Any]) -> None:
+    from sidecar import protocol_types as pt
+
+    whole = doc["components"]["schemas"]["StatusResponse"]
+    assert set(pt.StatusResponse.__annotations__) == set(whole["properties"])
+    generated = proto.generate(doc)
+    python, typescript = generated[proto.PY_OUT], generated[proto.TS_OUT]
+    assert "class StatusResponse(IndexStatus):" in python
+    assert python.count("    protocol_version: str") == 1 and python.count("    vault: str") == 1
+    assert "export interface StatusResponse extends IndexStatus {" in typescript
+    two = json.loads(json.dumps(doc))
+    parts = two["components"]["schemas"]["StatusResponse"]["x-parts"]
+    parts["Another"] = {"properties": ["vault"]}
+    with pytest.raises(proto.ProtocolError):
+        proto.generate(two)
+
+
 def test_generation_is_deterministic(doc: dict[str, Any]) -> None:
     assert proto.generate(doc) == proto.generate(json.loads(json.dumps(doc)))
 

@@ -147,41 +147,12 @@ export interface McpState {
   note?: string | null;
 }
 
-export interface StatusResponse {
-  /** Sidecar package version. */
-  version: string;
+export interface StatusResponse extends IndexStatus {
   /** Version of this protocol (info.version); the plugin refuses a different major. */
   protocol_version: string;
-  /** Absolute path of the vault. */
-  vault: string;
-  /** Absolute path of the index folder (never inside the vault). */
-  index_dir: string;
-  index_bytes: number;
-  schema_version: number;
-  /** SQLite build and extensions in use. */
-  backend: string;
-  vector_store: string;
-  vector_search: string;
-  model: ModelInfo;
-  notes: number;
-  chunks: number;
-  chunks_with_vectors: number;
-  chunks_without_vectors: number;
-  vectors_available: boolean;
-  skipped: SkippedFile[];
-  /** Unix seconds of the last finished index run. */
-  last_indexed_at: number | null;
-  building: boolean;
-  /**
-   * Every note indexed, every chunk has a vector and every link is resolved, and the model is loaded (false
-   * after a run that stopped before its last link pass, such as a kill -9 while indexing, until the next run
-   * finishes; false while model.loading).
-   */
-  complete: boolean;
   /** Set while building. */
   progress: Progress | null;
   mcp: McpState;
-  bands: BandThresholds;
   /** Serve only: how the live index has kept up since start (event-driven runs and scans). */
   indexing?: IndexingStats;
 }
