@@ -149,9 +149,10 @@ class LinkRow:
     ambiguous: bool
 
 
-def connects_notes(link: LinkRow, notes: dict[int, NoteRow]) -> bool:
-    """Whether the link joins two notes in the graph: attachments and self-links do not."""
-    return link.target_id is not None and link.target_id != link.source_id and link.target_id in notes
+def note_target(link: LinkRow, notes: dict[int, NoteRow]) -> int | None:
+    """The note the link joins its source to in the graph, or None: attachments and self-links join none."""
+    target = link.target_id
+    return target if target is not None and target != link.source_id and target in notes else None
 
 
 @dataclass(frozen=True)
@@ -198,9 +199,9 @@ class Context:
         out: dict[int, set[int]] = defaultdict(set)
         into: dict[int, set[int]] = defaultdict(set)
         for link in self.links:
-            if link.target_id is not None and connects_notes(link, self.notes):
-                out[link.source_id].add(link.target_id)
-                into[link.target_id].add(link.source_id)
+            if (target := note_target(link, self.notes)) is not None:
+                out[link.source_id].add(target)
+                into[target].add(link.source_id)
         return out, into
 
     @cached_property

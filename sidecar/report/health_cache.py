@@ -43,12 +43,12 @@ from sidecar.report.health import (
     NoteRow,
     NoteVectors,
     Unresolved,
-    connects_notes,
     find_all,
     load_body_chars,
     load_links,
     load_notes,
     load_tags,
+    note_target,
     note_vectors,
     scan_disk,
     vector_rows_per_note,
@@ -289,8 +289,7 @@ def _followed_edges(old: Edges, links_by_source: dict[int, list[LinkRow]], sourc
     out, into = defaultdict(set, out_old), defaultdict(set, into_old)  # sets shared with `old` are replaced, never changed
     changed = False
     for source in sources:
-        now = {ln.target_id for ln in links_by_source.get(source, ()) if ln.target_id is not None
-               and connects_notes(ln, notes)}
+        now = {target for ln in links_by_source.get(source, ()) if (target := note_target(ln, notes)) is not None}
         before = out_old.get(source, set())
         if now == before:
             continue

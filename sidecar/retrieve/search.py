@@ -318,6 +318,7 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
 
 
 MAX_EVIDENCE_TERMS = 16
+SHOWN_SECTIONS = 4  # a hit's best section and the next three, named in other_sections (_cosines weighs the first three)
 NO_VECTORS = "Semantic search is unavailable (no vectors): these are lexical results only."
 VECTORS_LOADING = "The embedding model is still loading (the sidecar just started): these are lexical results only."
 
@@ -363,7 +364,8 @@ class Searcher:
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
         hits = hits[:limit]
-        chunk_rows.update(self._chunk_rows([c for h in hits for c in h.chunks if c not in chunk_rows]))
+        shown = [c for h in hits for c in (h.chunks if max_tokens else h.chunks[:SHOWN_SECTIONS])]  # budgeted text
+        chunk_rows.update(self._chunk_rows([c for c in shown if c not in chunk_rows]))  # reads every match
         cosines = self._cosines(hits, cands)
         results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available, cosine)
                    for h, cosine in zip(hits, cosines, strict=True)]
@@ -466,7 +468,7 @@ class Searcher:
             "reason": _reason(lex_rank, vec_rank, similarity, coverage, hit, best["heading"]),
             "other_sections": [
                 {"heading": chunk_rows[c]["heading"], "start_line": chunk_rows[c]["start_line"],
-                 "end_line": chunk_rows[c]["end_line"]} for c in hit.chunks[1:4]],
+                 "end_line": chunk_rows[c]["end_line"]} for c in hit.chunks[1:SHOWN_SECTIONS]],
         }
 
     def _cosines(self, hits: list[NoteHit], cands: Candidates) -> list[float | None]:
