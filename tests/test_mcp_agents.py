@@ -266,7 +266,10 @@ async def test_stdio_writes_page_and_undo(tmp_path: Path) -> None:
     writable = params.model_copy(update={"args": [*params.args, "--allow-writes"]})
     async with asyncio.timeout(TIMEOUT), stdio_client(writable) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        assert {t.name for t in (await session.list_tools()).tools} >= WRITE_TOOLS
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(listed) >= WRITE_TOOLS
+        for name in ("create_note", "append_to_note", "replace_section"):  # the size rule is the writer's, which
+            assert "maxLength" not in listed[name].input_schema["properties"]["content"]  # reads the configured limit
         text, _pages = await read_all(session, "Big.md", 50_000)
         assert text.rstrip("\n") == big_note().rstrip("\n")
         noel = await call(session, "read_note", path="No\u00ebl.md")

@@ -75,6 +75,7 @@ def test_batches_are_refused_and_parse_errors(live: tuple[Sidecar, Path]) -> Non
         assert reply.body["error"]["data"]["kind"] == "invalid_request" and "batch" in reply.body["error"]["message"]
     bad = server.http("POST", "/rpc", b"{not json", headers)
     assert bad.body["error"]["code"] == -32700
+    assert bad.body["error"]["data"]["kind"] == "parse_error" and "line 1" in bad.body["error"]["data"]["detail"]
 
 
 def test_requests_outside_the_json_rpc_schema_are_invalid(live: tuple[Sidecar, Path]) -> None:
@@ -87,6 +88,9 @@ def test_requests_outside_the_json_rpc_schema_are_invalid(live: tuple[Sidecar, P
                 {**request, "id": {"a": 1}}, {**request, "params": "x"}, {**request, "method": 7}, {"id": 1, "method": "status"}):
         reply = server.http("POST", "/rpc", json.dumps(bad).encode(), headers)
         assert reply.body["error"]["code"] == -32600, (bad, reply.raw[:200])
+        assert reply.body["error"]["data"]["kind"] == "invalid_request", reply.raw[:200]  # as every error: data.kind
+    unknown = server.http("POST", "/rpc", json.dumps({**request, "method": "nope"}).encode(), headers).body["error"]
+    assert unknown["code"] == -32601 and unknown["data"] == {"kind": "method_not_found", "detail": "nope"}
     for good in ({**request, "id": 1.5}, {**request, "id": "a"}, {"jsonrpc": "2.0", "id": 2, "method": "status"}):
         reply = server.http("POST", "/rpc", json.dumps(good).encode(), headers)
         assert "result" in reply.body and reply.body["id"] == good["id"], (good, reply.raw[:200])

@@ -152,6 +152,21 @@ def _is_batch(body: str) -> bool:
     return body.lstrip(" \t\r\n").startswith("[")
 
 
+KIND_OF_CODE = {code: kind for kind, code in ERROR_CODES.items()}
+
+
+def _serialize(response: Any) -> str:
+    """The reply's JSON. jsonrpcserver's own errors (parse error, invalid request, method not found)
+    carry a string in `data`; every error of the contract carries `data.kind` (protocol/README.md), so
+    they get theirs, with the library's text as `data.detail`."""
+    error = response.get("error") if isinstance(response, dict) else None
+    if isinstance(error, dict) and not isinstance(error.get("data"), dict):
+        detail = error.get("data")
+        error["data"] = {"kind": KIND_OF_CODE.get(int(error.get("code", 0)), "internal"),
+                         **({"detail": str(detail)} if detail is not None else {})}
+    return json.dumps(response)
+
+
 def _rpc_error(kind: str, message: str) -> web.Response:
     return web.json_response({"jsonrpc": "2.0", "id": None,
                               "error": {"code": ERROR_CODES[kind], "message": message, "data": {"kind": kind}}})
@@ -241,7 +256,7 @@ def build_app(service: Service, slot: GuardSlot, watch: ConnectionWatch | None =
         if _is_batch(body):  # one request per POST (protocol/README.md): a batch would hold the read gate for all
             return _rpc_error("invalid_request", "Invalid request: batches are not supported, "
                               "send one request object per POST")
-        reply = await async_dispatch(body, methods=methods, validator=_validate_request)
+        reply = await async_dispatch(body, methods=methods, validator=_validate_request, serializer=_serialize)
         if not reply:
             return web.Response(status=204)  # notifications only
         return web.Response(text=reply, content_type="application/json")

@@ -15,7 +15,6 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from sidecar.adapters.mcp.models import BatchOut, EditInfo, EditOut, HistoryOut, VersionInfo
-from sidecar.config import Settings
 from sidecar.retrieve import paging
 from sidecar.write.writes import NoteWriter, edit_record
 
@@ -24,7 +23,9 @@ if TYPE_CHECKING:
 
 WritePath = Annotated[str, Field(min_length=1, max_length=1024, description="Vault path, e.g. 'Projects/Alpha.md'.")]
 Hash = Annotated[str, Field(min_length=1, max_length=64, description="content_hash from read_note.")]
-Content = Annotated[str, Field(max_length=Settings.max_file_bytes, description="Markdown.")]
+# No length in the schema: the writer checks the note's UTF-8 size against the vault's max_file_bytes, the
+# setting the user may have raised (a schema cap would restate its default, in characters).
+Content = Annotated[str, Field(description="Markdown; the note may be at most max_file_bytes (UTF-8).")]
 
 class MoveItem(BaseModel):
     path: WritePath
