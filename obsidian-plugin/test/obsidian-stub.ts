@@ -576,18 +576,63 @@ export function normalizePath(path: string): string {
   return out === "" ? "/" : out;
 }
 
-export class Setting {
-  constructor(readonly containerEl: HTMLElement) {}
-  setName(): this {
+/** Obsidian's button component: a real <button> a test can click. */
+export class ButtonComponent {
+  readonly buttonEl: HTMLButtonElement;
+  constructor(containerEl: HTMLElement) {
+    this.buttonEl = containerEl.appendChild(containerEl.ownerDocument.createElement("button"));
+  }
+  setButtonText(text: string): this {
+    this.buttonEl.textContent = text;
     return this;
   }
-  setDesc(): this {
+  setCta(): this {
+    this.buttonEl.classList.add("mod-cta");
+    return this;
+  }
+  setDisabled(disabled: boolean): this {
+    this.buttonEl.disabled = disabled;
+    return this;
+  }
+  onClick(callback: (evt: MouseEvent) => unknown): this {
+    this.buttonEl.addEventListener("click", (evt) => void callback(evt));
+    return this;
+  }
+}
+
+/** A settings row as Obsidian builds one (.setting-item: name and description, then the controls);
+ * in a DOM test environment its buttons are real. */
+export class Setting {
+  readonly settingEl: HTMLElement | null;
+  readonly nameEl: HTMLElement | null;
+  readonly descEl: HTMLElement | null;
+  readonly controlEl: HTMLElement | null;
+  constructor(readonly containerEl: HTMLElement) {
+    const doc = typeof document === "undefined" ? null : containerEl.ownerDocument;
+    const div = (parent: HTMLElement, cls: string): HTMLElement => {
+      const el = parent.appendChild(parent.ownerDocument.createElement("div"));
+      el.className = cls;
+      return el;
+    };
+    this.settingEl = doc ? div(containerEl, "setting-item") : null;
+    const info = this.settingEl ? div(this.settingEl, "setting-item-info") : null;
+    this.nameEl = info ? div(info, "setting-item-name") : null;
+    this.descEl = info ? div(info, "setting-item-description") : null;
+    this.controlEl = this.settingEl ? div(this.settingEl, "setting-item-control") : null;
+  }
+  setName(name = ""): this {
+    if (this.nameEl) this.nameEl.textContent = name;
+    return this;
+  }
+  setDesc(desc = ""): this {
+    if (this.descEl) this.descEl.textContent = desc;
     return this;
   }
   setHeading(): this {
     return this;
   }
-  addButton(): this {
+  addButton(build?: (button: ButtonComponent) => unknown): this {
+    if (build && this.controlEl) build(new ButtonComponent(this.controlEl));
     return this;
   }
 }

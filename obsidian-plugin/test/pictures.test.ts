@@ -1,5 +1,6 @@
 // @vitest-environment happy-dom
-// Picture tests: the plugin's REAL view classes (RelatedView, SearchView, SearchModal, HealthView, EditsView)
+// Picture tests: the plugin's REAL view classes (RelatedView, SearchView, SearchModal, HealthView, EditsView,
+// and the first-run SetupModal)
 // opened in headless Debian Chromium on a fake Obsidian app (test/fake-app.ts, the only mock), their sidecar
 // answering with REAL responses the real sidecar gave on a copy of the demo vault (and its real errors), in
 // an Obsidian-like dark and light theme (test/pictures/obsidian-theme.css) plus the plugin's styles.css.
@@ -25,6 +26,8 @@ import { HEALTH_PAGE, reportFileName } from "../src/views/health-view";
 import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel } from "../src/views/edits-render";
 import { sharedReasons } from "../src/views/related-render";
 import { keyLabel } from "../src/views/shared-render";
+import { detectToolchain, type Toolchain } from "../src/setup/install";
+import { describeToolchain } from "../src/setup/setup-modal";
 import type { FakeFailure } from "./fake-app";
 import { freePort, mcpTool } from "./mcp-agent";
 import type { PictureSetup, Recorded } from "./pictures/page";
@@ -93,8 +96,20 @@ async function bundlePage(): Promise<string> {
   const noNode: Plugin = {
     name: "no-node-builtins",
     setup(b) {
-      b.onResolve({ filter: /^(node:)?(http|timers)$/ }, (args) => ({ path: args.path.replace("node:", ""), namespace: "browser" }));
+      b.onResolve({ filter: /^(node:)?(http|timers|child_process|fs|os|path)$/ }, (args) => ({ path: args.path.replace("node:", ""), namespace: "browser" }));
       b.onLoad({ filter: /^http$/, namespace: "browser" }, () => ({ contents: "export {};", loader: "js" }));
+      // The setup modal's install steps (spawn, the file system) never run in the page: its toolchain is given.
+      b.onLoad({ filter: /^(child_process|fs)$/, namespace: "browser" }, () => ({
+        contents: "const no = () => { throw new Error('not in the page'); };" +
+          "export const spawn = no, accessSync = no, statSync = no, readdirSync = () => [], constants = {};",
+        loader: "js",
+      }));
+      b.onLoad({ filter: /^os$/, namespace: "browser" }, () => ({ contents: "export const homedir = () => '/home/you';", loader: "js" }));
+      b.onLoad({ filter: /^path$/, namespace: "browser" }, () => ({
+        contents: "export const join = (...p) => p.join('/').replace(/\\/+/g, '/');" +
+          "export const basename = (p) => p.split(/[\\\\/]/).pop();",
+        loader: "js",
+      }));
       b.onLoad({ filter: /^timers$/, namespace: "browser" }, () => ({
         contents: "export const setTimeout = (...a) => window.setTimeout(...a); export const clearTimeout = (t) => window.clearTimeout(t);",
         loader: "js",
@@ -105,7 +120,7 @@ async function bundlePage(): Promise<string> {
     entryPoints: [path.join(PLUGIN_DIR, "test", "pictures", "page.ts")],
     bundle: true, write: false, format: "iife", platform: "browser", target: "es2022", plugins: [noNode], logLevel: "silent",
     alias: { obsidian: path.join(PLUGIN_DIR, "test", "obsidian-stub.ts") },
-    define: { "process.platform": JSON.stringify(process.platform) },
+    define: { "process.platform": JSON.stringify(process.platform), "process.env": "{}" },
   });
   return out.outputFiles[0]?.text ?? "";
 }
@@ -618,6 +633,36 @@ describe("pictures of the plugin's real views with real sidecar data", () => {
         const secondPath = mainPath(second, exists);
         expect(seen.opened).toEqual([openedAt(mainPath(create, exists)!, null),
           ...(secondPath && exists(secondPath) ? [openedAt(secondPath, null)] : [])]);
+      });
+    }, 60_000);
+
+    it(`setup (${theme}): this machine's Python and the plan; no usable Python, and what to install`, async () => {
+      const found = await detectToolchain(); // the real detection, in Node; the page is given what it found
+      expect(found.python).not.toBeNull();
+      const reason = "The sidecar is not installed.";
+      await withView({ view: "setup", answers: {}, files: [], toolchain: found, reason }, theme, async (page) => {
+        await visibleText(page, ".modal-title", "Set up the Vault Sidecar");
+        await visibleText(page, ".vs-setup-found", describeToolchain(found));
+        expect(await page.locator(".vs-setup-plan li").count()).toBe(3);
+        await visibleText(page, ".vs-setup-plan li", /^Create a private environment in \/home\/you\/.+vault-sidecar/);
+        await visibleText(page, ".vs-setup-plan li", /^Install the package "vault-sidecar" from your package index/);
+        for (const name of ["Choose a wheel…", "Install"]) expect(await page.getByRole("button", { name }).isVisible()).toBe(true);
+        await snap(page, `setup-modal-${theme}`);
+        // The Install button is the theme's call-to-action pair (text-on-accent on interactive-accent): secondary.
+        await checkLayout(page, ".modal-title, .modal-content p, .vs-setup-plan li, button:not(.mod-cta)",
+          ".setting-item-description, button.mod-cta");
+      });
+      // macOS's own /usr/bin/python3 is 3.9: too old, and named as such, with what to install instead.
+      const none: Toolchain = { python: null, uv: null,
+        tooOld: [{ argv: ["/usr/bin/python3"], executable: "/usr/bin/python3", version: "3.9.6" }] };
+      await withView({ view: "setup", answers: {}, files: [], toolchain: none, reason }, theme, async (page) => {
+        await visibleText(page, ".vs-setup-found", "No Python 3.11 or newer was found; too old: 3.9.6 (/usr/bin/python3).");
+        await visibleText(page, ".modal-content p", /^Install Python 3\.11 or newer \(python\.org; macOS: brew install python@3\.12; Linux/);
+        await visibleText(page, ".modal-content p code", "brew install python@3.12"); // a command, set as one
+        expect(await page.getByRole("button", { name: "Look again" }).isVisible()).toBe(true);
+        expect(await page.getByRole("button", { name: "Install" }).count()).toBe(0);
+        await snap(page, `setup-modal-no-python-${theme}`);
+        await checkLayout(page, ".modal-title, .modal-content p, button", ".modal-content p");
       });
     }, 60_000);
 

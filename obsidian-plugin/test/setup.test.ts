@@ -131,6 +131,8 @@ describe("what to install and how", () => {
     expect(hintFor(["Failed to establish a new connection"])).toMatch(/PyPI/);
     expect(hintFor(["The virtual environment was not created successfully because ensurepip is not available"])).toMatch(/python3-venv/);
     expect(hintFor(["Permission denied: '/x'"])).toMatch(/not writable/);
+    expect(hintFor(["ERROR: Wheel 'vault-sidecar' located at /x/vault_sidecar-0.1.0-py3-none-any.whl is invalid."])).toMatch(/damaged/);
+    expect(hintFor(["  Caused by: invalid Zip archive: Could not find EOCD"])).toMatch(/damaged/); // uv's words
     expect(hintFor(["anything"])).toMatch(/pip install --user/);
   });
 });

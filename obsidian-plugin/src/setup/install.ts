@@ -206,6 +206,9 @@ export function hintFor(log: string[]): string {
   if (/No matching distribution found for vault-sidecar|404 Client Error|not found in the package registry/i.test(text)) {
     return "The package index has no vault-sidecar: download the wheel (vault_sidecar-….whl) from the release page and choose it with \"Choose a wheel…\".";
   }
+  if (/located at .* is invalid|BadZipFile|not a zip file|invalid zip/i.test(text)) {
+    return "The wheel file is damaged or is no wheel (a download cut short?): download vault_sidecar-….whl again from the release page and choose it with \"Choose a wheel…\".";
+  }
   if (/No matching distribution|Could not find a version|Failed to establish a new connection|Name or service not known|getaddrinfo|network/i.test(text)) {
     return "The sidecar's dependencies (numpy, aiohttp, …) come from PyPI: connect to the internet once, or install from a wheelhouse (`pip install --no-index --find-links DIR FILE.whl`) and set the sidecar command in the settings.";
   }

@@ -18,6 +18,8 @@ export interface SetupHost {
   stop: () => Promise<void>;
   /** Start the freshly installed sidecar. */
   restart: () => Promise<void>;
+  /** How Python and uv are looked for (default: detectToolchain, this machine's). */
+  detect?: () => Promise<Toolchain>;
 }
 
 /** What the toolchain means for the user, in one sentence. */
@@ -47,7 +49,7 @@ export class SetupModal extends Modal {
     this.contentEl.addClass("vs-setup");
     this.contentEl.createEl("p", { text: this.host.reason });
     this.contentEl.createEl("p", { cls: "vs-setup-found", text: "Looking for an interpreter…" });
-    void detectToolchain().then((tools) => {
+    void this.detect().then((tools) => {
       this.tools = tools;
       this.draw();
     });
@@ -55,6 +57,10 @@ export class SetupModal extends Modal {
 
   override onClose(): void {
     this.contentEl.empty();
+  }
+
+  private detect(): Promise<Toolchain> {
+    return (this.host.detect ?? detectToolchain)();
   }
 
   private draw(): void {
@@ -67,11 +73,12 @@ export class SetupModal extends Modal {
     const env = managedEnv();
     const source = chooseSource(this.picked, this.host.pluginDir);
     if (!tools.python && !tools.uv) {
-      el.createEl("p", { text: `Install Python ${MIN_PYTHON.join(".")} or newer (python.org; macOS: \`brew install python@3.12\`; `
-        + "Linux: your package manager), or uv (docs.astral.sh/uv), then open this again." });
+      const what = el.createEl("p", { text: `Install Python ${MIN_PYTHON.join(".")} or newer (python.org; macOS: ` });
+      what.createEl("code", { text: "brew install python@3.12" });
+      what.appendText("; Linux: your package manager), or uv (docs.astral.sh/uv), then open this again.");
       new Setting(el).addButton((b) => b.setButtonText("Look again").onClick(() => {
         this.tools = null;
-        void detectToolchain().then((t) => { this.tools = t; this.draw(); });
+        void this.detect().then((t) => { this.tools = t; this.draw(); });
       }));
       return;
     }

@@ -1,6 +1,6 @@
 // Runs INSIDE headless Chromium (bundled by esbuild in pictures.test.ts, with `obsidian` aliased to
 // test/obsidian-stub.ts as vitest does): the plugin's REAL view classes (RelatedView, SearchView,
-// SearchModal, HealthView, EditsView) opened on a fake Obsidian app (test/fake-app.ts) whose sidecar answers
+// SearchModal, HealthView, EditsView, SetupModal) opened on a fake Obsidian app (test/fake-app.ts) whose sidecar answers
 // with the real sidecar's responses. What the views did with the app (opened notes, inserted links, hover
 // and menu events, RPC calls) is recorded for the test.
 
@@ -11,11 +11,13 @@ import { SearchView } from "../../src/views/search-view";
 import { RelatedView } from "../../src/views/related-view";
 import { HealthView } from "../../src/views/health-view";
 import { EditsView } from "../../src/views/edits-view";
+import { SetupModal } from "../../src/setup/setup-modal";
+import type { Toolchain } from "../../src/setup/install";
 import type { SidecarSettings } from "../../src/settings";
 import { Menu, installDomHelpers } from "../obsidian-stub";
 import { FakeSidecar, fakeApp, fakeContext, type FakeAnswers, type FakeApp, type FakeFailure, type Opened } from "../fake-app";
 
-export type ViewKind = "related" | "searchPane" | "searchModal" | "health" | "edits";
+export type ViewKind = "related" | "searchPane" | "searchModal" | "health" | "edits" | "setup";
 
 export interface PictureSetup {
   view: ViewKind;
@@ -32,6 +34,9 @@ export interface PictureSetup {
   /** The search pane's or window's query, typed in. */
   query?: string;
   settings?: Partial<SidecarSettings>;
+  /** The setup modal: what looking for Python found, and why it opened. */
+  toolchain?: Toolchain;
+  reason?: string;
 }
 
 export interface Recorded {
@@ -92,7 +97,14 @@ async function open(setup: PictureSetup): Promise<void> {
   if (setup.hold) sidecar.hold = new Promise(() => undefined);
   const ctx = fakeContext(fake.app, sidecar, setup.settings);
   current = { fake, sidecar, modal: null };
-  if (setup.view === "searchModal") {
+  if (setup.view === "setup") {
+    const toolchain = setup.toolchain;
+    if (!toolchain) throw new Error("the setup modal needs a toolchain");
+    const modal = new SetupModal({ app: fake.app, pluginDir: null, reason: setup.reason ?? "", detect: () => Promise.resolve(toolchain),
+      stop: () => Promise.resolve(), restart: () => Promise.resolve() });
+    modal.open();
+    stage().appendChild(modal.containerEl);
+  } else if (setup.view === "searchModal") {
     const modal = new SearchModal(fake.app, ctx, setup.query ?? "");
     current.modal = modal;
     modal.open();
