@@ -67,21 +67,10 @@ class KeptConnections:
             self._local.conn = None
 
 
-def kept_calls(live: Live) -> tuple[object, object]:
-    """search over JSON-RPC and over MCP, each client thread on its own kept-alive connection."""
-    rpc = KeptConnections(live.rpc_port, "/rpc", {"Authorization": f"Bearer {live.rpc_token}", "Content-Type": JSON})
-    mcp = KeptConnections(live.mcp_port, "/mcp", {"Authorization": f"Bearer {live.mcp_token}", "Content-Type": JSON,
-                                                  "Accept": MCP_ACCEPT})
-
-    def rpc_search(query: str) -> dict[str, object]:
-        return rpc.post({"jsonrpc": "2.0", "id": 1, "method": "search", "params": {"query": query}})
-
-    def mcp_search(query: str) -> dict[str, object]:
-        reply = mcp.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": "search", "arguments": {"query": query}}})
-        return mcp_outcome(reply)
-
-    return rpc_search, mcp_search
+def port_connection(port: str, number: int, token: str) -> KeptConnections:
+    """Kept-alive connections to one of the two ports ("JSON-RPC" or "MCP")."""
+    path, accept = ("/rpc", {}) if port == "JSON-RPC" else ("/mcp", {"Accept": MCP_ACCEPT})
+    return KeptConnections(number, path, {"Authorization": f"Bearer {token}", "Content-Type": JSON, **accept})
 
 
 def search_body(port: str, query: str) -> dict[str, object]:
@@ -90,19 +79,30 @@ def search_body(port: str, query: str) -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {"query": query}}}
 
 
+def searched(port: str, connection: KeptConnections, query: str) -> dict[str, object]:
+    """One search over `port`: the JSON-RPC reply, or an MCP reply read as {"ok"} / {"error"}."""
+    reply = connection.post(search_body(port, query))
+    return reply if port == "JSON-RPC" else mcp_outcome(reply)
+
+
+def kept_calls(live: Live) -> tuple[object, object]:
+    """search over JSON-RPC and over MCP, each client thread on its own kept-alive connection."""
+    rpc = port_connection("JSON-RPC", live.rpc_port, live.rpc_token)
+    mcp = port_connection("MCP", live.mcp_port, live.mcp_token)
+    return (lambda q: searched("JSON-RPC", rpc, q)), (lambda q: searched("MCP", mcp, q))
+
+
 def client_process(job: tuple[str, int, str, list[str], bool, float]) -> tuple[list[float], int]:
     """One client in a process of its own (pickled into a pool): its queries back to back from `start_at`
     (wall clock) on, over one kept-alive connection or a new one per call; each call's wall time, and errors."""
     port, number, token, queries, kept_alive, start_at = job
-    path, accept = ("/rpc", {}) if port == "JSON-RPC" else ("/mcp", {"Accept": MCP_ACCEPT})
-    connection = KeptConnections(number, path, {"Authorization": f"Bearer {token}", "Content-Type": JSON, **accept})
+    connection = port_connection(port, number, token)
     time.sleep(max(0.0, start_at - time.time()))  # every process is up before any call: they start together
     times, errors = [], 0
     for query in queries:
         started = time.perf_counter()
-        reply = connection.post(search_body(port, query))
+        outcome = searched(port, connection, query)
         times.append(time.perf_counter() - started)
-        outcome = reply if port == "JSON-RPC" else mcp_outcome(reply)
         errors += "error" in outcome
         if not kept_alive:
             connection.close()

@@ -580,7 +580,7 @@ export function normalizePath(path: string): string {
 export class ButtonComponent {
   readonly buttonEl: HTMLButtonElement;
   constructor(containerEl: HTMLElement) {
-    this.buttonEl = containerEl.appendChild(containerEl.ownerDocument.createElement("button"));
+    this.buttonEl = containerEl.createEl("button");
   }
   setButtonText(text: string): this {
     this.buttonEl.textContent = text;
@@ -600,25 +600,19 @@ export class ButtonComponent {
   }
 }
 
-/** A settings row as Obsidian builds one (.setting-item: name and description, then the controls);
- * in a DOM test environment its buttons are real. */
+/** A settings row as Obsidian builds one (.setting-item: name and description, then the controls), with
+ * real buttons; outside a DOM test environment (no document) it builds nothing. */
 export class Setting {
-  readonly settingEl: HTMLElement | null;
-  readonly nameEl: HTMLElement | null;
-  readonly descEl: HTMLElement | null;
-  readonly controlEl: HTMLElement | null;
+  readonly nameEl: HTMLElement | null = null;
+  readonly descEl: HTMLElement | null = null;
+  readonly controlEl: HTMLElement | null = null;
   constructor(readonly containerEl: HTMLElement) {
-    const doc = typeof document === "undefined" ? null : containerEl.ownerDocument;
-    const div = (parent: HTMLElement, cls: string): HTMLElement => {
-      const el = parent.appendChild(parent.ownerDocument.createElement("div"));
-      el.className = cls;
-      return el;
-    };
-    this.settingEl = doc ? div(containerEl, "setting-item") : null;
-    const info = this.settingEl ? div(this.settingEl, "setting-item-info") : null;
-    this.nameEl = info ? div(info, "setting-item-name") : null;
-    this.descEl = info ? div(info, "setting-item-description") : null;
-    this.controlEl = this.settingEl ? div(this.settingEl, "setting-item-control") : null;
+    if (typeof document === "undefined") return;
+    const row = containerEl.createDiv({ cls: "setting-item" });
+    const info = row.createDiv({ cls: "setting-item-info" });
+    this.nameEl = info.createDiv({ cls: "setting-item-name" });
+    this.descEl = info.createDiv({ cls: "setting-item-description" });
+    this.controlEl = row.createDiv({ cls: "setting-item-control" });
   }
   setName(name = ""): this {
     if (this.nameEl) this.nameEl.textContent = name;
