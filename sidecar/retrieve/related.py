@@ -124,11 +124,8 @@ class Related:
         }
 
     # ---- the source ---------------------------------------------------------------------
-    def _note_id(self, path: str) -> int | None:
-        return note_id_at(self.conn, path)
-
     def _source_from_note(self, path: str, cursor_heading: str | None) -> Source:
-        note_id = self._note_id(path)
+        note_id = note_id_at(self.conn, path)
         if note_id is None:
             raise NotFound(f"no indexed note at {path!r}")
         rows = reads.note_sections(self.conn, note_id)
@@ -151,7 +148,7 @@ class Related:
             vectors = self.embedder.encode([embed_text(note.title, h, c.text) for h, c in zip(headings, chunks, strict=True)])
         else:
             vectors = np.zeros((0, 1), np.float32)
-        note_id = self._note_id(path) if path else None
+        note_id = note_id_at(self.conn, path) if path else None
         index = self.snap.path_index
         ids = self.snap.note_ids
         outlinks = set()
@@ -254,11 +251,13 @@ class Related:
     def _results(self, ranked: list[tuple[int, dict[str, Any]]], src: Source) -> list[RelatedNote]:
         results: list[RelatedNote] = []
         notes = reads.note_rows(self.conn, {note_id for note_id, _e in ranked}) if ranked else {}  # one read, not one a note
+        best = {e["chunk"] for _note_id, e in ranked if e["chunk"] is not None}
+        sections = reads.chunk_rows(self.conn, best) if best else {}  # the same: one read for every best section
         for note_id, e in ranked:
             note = notes.get(note_id)
             if note is None:  # gone since it was ranked
                 continue
-            chunk = self._best_chunk(note_id, e["chunk"])
+            chunk = self._best_chunk(note_id, e["chunk"], sections)
             sim = e["sim"]
             band = related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds)
             results.append({
@@ -271,10 +270,13 @@ class Related:
             })
         return results
 
-    def _best_chunk(self, note_id: int, chunk_id: int | None) -> tuple[str, str, int] | None:
-        if chunk_id is not None:
-            return reads.section_excerpt(self.conn, chunk_id)
-        return reads.first_section_excerpt(self.conn, note_id)
+    def _best_chunk(self, note_id: int, chunk_id: int | None,
+                    sections: dict[int, dict[str, Any]]) -> tuple[str, str, int] | None:
+        """(heading, body, start line) of the note's closest section (None if it went since), or of its first."""
+        if chunk_id is None:
+            return reads.first_section_excerpt(self.conn, note_id)
+        row = sections.get(chunk_id)
+        return None if row is None else (str(row["heading"]), str(row["body"]), int(row["start_line"]))
 
 
 def _reasons(e: dict[str, Any], already_linked: bool) -> list[RelatedReason]:

@@ -16,7 +16,7 @@ from sidecar.ingest.linkres import PathIndex
 from sidecar.ingest.vault import Skip, VaultFile
 from sidecar.notes import Chunk, Finding, ParsedNote
 from sidecar.store.db import Backend
-from sidecar.store.reads import chunk_count, has_notes, meta_value
+from sidecar.store.reads import chunk_count, has_notes, meta_value, note_id_at
 from sidecar.store.vectors import Matrix, VectorTable
 
 
@@ -166,8 +166,8 @@ class Store:
             json.dumps(list(note.block_ids)), json.dumps(list(note.warnings), ensure_ascii=False),
             file.size, file.mtime_ns, content_hash, chars, lines, time.time(),
         )
-        row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (file.path,)).fetchone()
-        if row is None:
+        note_id = note_id_at(self.conn, file.path)
+        if note_id is None:
             cur = self.conn.execute(
                 "INSERT INTO notes(path, path_lower, name_lower, title, frontmatter, aliases, headings, block_ids,"
                 " warnings, size, mtime_ns, content_hash, chars, lines, indexed_at)"
@@ -177,8 +177,8 @@ class Store:
         self.conn.execute(
             "UPDATE notes SET path=?, path_lower=?, name_lower=?, title=?, frontmatter=?, aliases=?, headings=?,"
             " block_ids=?, warnings=?, size=?, mtime_ns=?, content_hash=?, chars=?, lines=?, indexed_at=?"
-            " WHERE id = ?", (*values, row[0]))
-        return int(row[0])
+            " WHERE id = ?", (*values, note_id))
+        return note_id
 
     def _replace_children(self, note_id: int, note: ParsedNote, findings: Sequence[Finding]) -> None:
         for table, column in (("links", "source_id"), ("tags", "note_id"), ("findings", "note_id")):

@@ -119,12 +119,6 @@ def shared_tag_counts(conn: sqlite3.Connection, tags: set[str]) -> dict[int, int
     return {int(r[0]): int(r[1]) for r in rows}
 
 
-def section_excerpt(conn: sqlite3.Connection, chunk_id: int) -> tuple[str, str, int] | None:
-    """(heading, body, start line) of the section."""
-    row = conn.execute("SELECT heading, body, start_line FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
-    return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
-
-
 def first_section_excerpt(conn: sqlite3.Connection, note_id: int) -> tuple[str, str, int] | None:
     """(heading, body, start line) of the note's first section."""
     row = conn.execute("SELECT heading, body, start_line FROM chunks WHERE note_id = ? ORDER BY ordinal LIMIT 1",

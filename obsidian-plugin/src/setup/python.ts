@@ -69,8 +69,9 @@ function executableExts(host: HostInfo): string[] {
 export function whereToLook(name: string, host: HostInfo, extra: string[] = extraDirs(host)): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
+  const exts = executableExts(host);
   for (const dir of [...pathDirs(host), ...extra]) {
-    for (const ext of executableExts(host)) {
+    for (const ext of exts) {
       const file = join(host.platform, dir, name + ext);
       const key = host.platform === "win32" ? file.toLowerCase() : file;
       if (!seen.has(key)) {
