@@ -13,8 +13,10 @@ import apsw
 import pytest
 import sqlean
 from jsonrpcserver import async_dispatch
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
 
-from sidecar.adapters.mcp.tools import VaultTools
+from sidecar.adapters.mcp.tools import NoteResources, VaultTools
 from sidecar.adapters.rpc import _wrap
 from sidecar.errors import Busy, NotFound
 from sidecar.protocol_types import ERROR_CODES
@@ -85,3 +87,29 @@ def test_both_ports_answer_an_exception_with_the_same_error(exc: Exception, tmp_
     assert rpc["message"] == mcp["message"] == expected.message
     assert {k: v for k, v in rpc["data"].items() if k != "kind"} == {k: v for k, v in mcp.items()
                                                                       if k not in ("code", "message")}
+
+
+@pytest.mark.parametrize("exc", RAISED, ids=lambda e: type(e).__name__)
+def test_a_resource_read_that_fails_says_why_as_the_tools_do(exc: Exception, tmp_path: Path) -> None:
+    """Only "no such note" is the SDK's resource-not-found; busy stays retryable and a bug stays internal."""
+    (tmp_path / "vault").mkdir()
+    core = open_index(tmp_path / "vault", tmp_path / "index")
+    notes = NoteResources(VaultTools(core))
+
+    def raising(path: str) -> str:
+        raise exc
+
+    notes.note_path = raising  # type: ignore[method-assign]
+    expected = client_error(exc)
+    try:
+        with pytest.raises((ResourceNotFoundError, MCPError)) as raised:
+            asyncio.run(notes.read("Alpha.md"))
+    finally:
+        core.close()
+    if isinstance(expected, NotFound):
+        assert isinstance(raised.value, ResourceNotFoundError) and str(raised.value) == expected.message
+        return
+    assert isinstance(raised.value, MCPError)
+    error = raised.value.error
+    assert (error.code, error.message) == (expected.code, expected.message)
+    assert error.data == {"kind": expected.kind, **expected.data}

@@ -22,11 +22,13 @@ from typing import Any
 import aiohttp
 import httpx2
 import pytest
+from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
+from mcp_types.version import LATEST_MODERN_VERSION
 
 from sidecar.adapters.mcp.server import McpHttpServer, McpReady, build_mcp, mcp_http_app, serve_mcp_http
 from sidecar.adapters.mcp.tools import CLEAN_CACHED_CHARS, clean
@@ -385,6 +387,26 @@ async def test_http_server_stops_and_frees_its_port_when_cancelled(vault: Vault)
             writer.close()
 
 
+async def test_http_client_on_the_current_protocol_lists_and_calls_every_tool(vault: Vault) -> None:
+    """The SDK's own `Client` speaks 2026-07-28 by default (server/discover, then one self-contained POST
+    a request, no initialize): the same tools, answers and errors as on the handshake protocol."""
+    token = secrets.token_urlsafe(32)
+    async with (
+        asyncio.timeout(TIMEOUT), running_server(vault.core, token) as ready,
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+        Client(streamable_http_client(ready.url, http_client=http)) as client,
+    ):
+        assert client.protocol_version == LATEST_MODERN_VERSION
+        assert client.instructions and "vault_overview" in client.instructions
+        caps = client.server_capabilities
+        assert caps.resources is not None and not caps.resources.subscribe
+        await check_resources_and_prompts(client.session)
+        await check_tool_list(client.session)
+        results = await exercise_all_tools(client.session)
+        await check_errors(client.session)
+    assert not any(SECRET in dump(r) for r in results)
+
+
 # ---- (b) stdio child process, official client ------------------------------------------------
 async def test_stdio_official_client_lists_and_calls_every_tool(vault: Vault) -> None:
     async with (
@@ -396,6 +418,17 @@ async def test_stdio_official_client_lists_and_calls_every_tool(vault: Vault) ->
         await check_tool_list(session)
         results = await exercise_all_tools(session)
         await check_errors(session)
+    assert not any(SECRET in dump(r) for r in results)
+
+
+async def test_stdio_client_on_the_current_protocol_lists_and_calls_every_tool(vault: Vault) -> None:
+    async with asyncio.timeout(TIMEOUT), Client(stdio_params(vault)) as client:
+        assert client.protocol_version == LATEST_MODERN_VERSION
+        caps = client.server_capabilities  # resources/subscribe belongs to the 2025 protocol versions (docs/mcp.md)
+        assert caps.resources is not None and not caps.resources.subscribe
+        await check_tool_list(client.session)
+        results = await exercise_all_tools(client.session)
+        await check_errors(client.session)
     assert not any(SECRET in dump(r) for r in results)
 
 

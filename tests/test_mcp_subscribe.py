@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 
 from sidecar.config import Settings
 from sidecar.core import VaultIndex
+from sidecar.protocol_types import ERROR_CODES
 from tests.test_mcp import INSPECTOR, http_session, inspector_npx, running_server, stdio_params
 from tests.test_mcp_agents import subprocess_index
 
@@ -169,6 +170,11 @@ async def test_refused_uris_are_refused_on_subscribe_as_on_read(tmp_path: Path) 
         with pytest.raises(MCPError) as not_built:
             await subscribe(session, "vault:///Alpha.md")
         assert not_built.value.error.message.startswith("index not built yet: run `sidecar index")
+        with pytest.raises(MCPError) as not_read:
+            await session.read_resource("vault:///Alpha.md")
+        for refused in (not_built.value.error, not_read.value.error):  # not "no such note": build it, then ask again
+            assert refused.code == ERROR_CODES["index_not_ready"] and refused.data["kind"] == "index_not_ready"
+        assert not_read.value.error.message == not_built.value.error.message
 
 
 async def test_writes_and_index_runs_elsewhere_are_announced(tmp_path: Path) -> None:

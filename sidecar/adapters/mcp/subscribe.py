@@ -26,7 +26,9 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
+from sidecar.adapters.mcp.tools import resource_error
 from sidecar.errors import NotFound, SidecarError
+from sidecar.serve.client_errors import client_error
 from sidecar.store.indexer import content_digest
 
 if TYPE_CHECKING:
@@ -138,8 +140,10 @@ class NoteSubscriptions:
             if param is None:  # not a note URI, or one the SDK's template refuses: its own words
                 raise NotFound(f"Unknown resource: {uri}")
             return self.notes.note_path(param)
-        except SidecarError as exc:
+        except NotFound as exc:
             raise MCPError(code=INVALID_PARAMS, message=exc.message, data={"uri": uri}) from None
+        except Exception as exc:
+            raise resource_error(client_error(exc), uri) from None
 
     def _baseline(self, path: str) -> Watched:
         return Watched(path, self._stat(path), self._digest(path))

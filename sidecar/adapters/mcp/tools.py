@@ -628,8 +628,11 @@ class NoteResources:
     async def read(self, path: str) -> str:
         try:
             return await self.tools.gate.answer(lambda: self.text_of(self.note_path(path)))
-        except SidecarError as exc:
-            raise ResourceNotFoundError(exc.message) from None
+        except Exception as exc:
+            error = client_error(exc)
+            if isinstance(error, NotFound):
+                raise ResourceNotFoundError(error.message) from None
+            raise resource_error(error) from None
 
     def note_path(self, path: str) -> str:
         """The indexed note a URI's path names (a title works too), else NotFound or IndexNotReady."""
@@ -638,6 +641,15 @@ class NoteResources:
 
     def text_of(self, path: str) -> str:
         return clean(str(self.tools.core.read_note(path)["text"]))
+
+
+def resource_error(error: SidecarError, uri: str | None = None) -> MCPError:
+    """A resource request that failed for a reason other than "no such note" (the index not built yet,
+    busy and worth a retry, a bug): its own code and kind, as the JSON-RPC port would say it."""
+    data: dict[str, object] = {"kind": error.kind, **error.data}
+    if uri is not None:
+        data["uri"] = uri
+    return MCPError(code=error.code, message=error.message, data=data)
 
 
 MARKDOWN = "text/markdown"
