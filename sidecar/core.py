@@ -157,26 +157,37 @@ class VaultIndex:
         return vault_overview(self.reader(), snap or self.snapshot())
 
     def load_model(self) -> None:
-        """The half of opening that `model_later` left out: the model, then the vector snapshot. Both
-        under the writer's lock, so no note is indexed without its vector meanwhile, while searches
-        answer lexically and say so (model.loading). The snapshot with vectors is built aside and
-        swapped in before the model: a search that sees the model finds its vectors loaded."""
-        if not self.model.loading:
-            return
+        """The half of opening that `model_later` left out: `read_model`, then `vectors_in`."""
+        if self.model.loading:
+            self.vectors_in(self.read_model())
+
+    def read_model(self) -> tuple[Embedder | None, ModelState]:
+        """The model's files, on any thread: no index is touched, so the writer indexes meanwhile (edits
+        are searchable by their words at once; their vectors come with `vectors_in`)."""
+        self.snapshot()  # the lexical one first: it is what the first searches wait for
+        _hold_for_tests()
+        try:
+            return _load_model(self.settings.model)
+        except Exception as exc:  # beyond a missing model (ModelUnavailable): stop saying "loading"
+            self.model = ModelState(self.model.name, None, None, f"the embedding model failed to load: {exc}")
+            raise
+
+    def vectors_in(self, loaded: tuple[Embedder | None, ModelState], progress: ProgressFn | None = None) -> None:
+        """Under the writer's lock: vectors for what was indexed while the model loaded, then the snapshot
+        with vectors, built aside and swapped in before the model (a search that sees the model finds
+        its vectors loaded), then the band thresholds if the vault has none for this model yet."""
+        embedder, model = loaded
         with self.indexer.lock:
-            self.snapshot()  # the lexical one first: it is what the first searches wait for
-            _hold_for_tests()
-            try:
-                embedder, model = _load_model(self.settings.model)
-            except Exception as exc:  # beyond a missing model (ModelUnavailable): stop saying "loading"
-                self.model = ModelState(self.model.name, None, None, f"the embedding model failed to load: {exc}")
-                raise
             if embedder is not None:
-                loaded = SnapshotCache()
-                loaded.get(self.reader(), self.backend, embedder.dim)
-                self._snapshots = loaded
+                self.indexer.embedder = embedder
+                self.indexer.embed_missing(progress)
+                with_vectors = SnapshotCache()
+                with_vectors.get(self.reader(), self.backend, embedder.dim)
+                self._snapshots = with_vectors
             self.embedder = self.indexer.embedder = embedder
             self.model = model
+            if needs_auto_calibration(self):  # a first index made while the model loaded had no vectors to measure
+                auto_calibrate(self)
 
     # ---- retrieval ----------------------------------------------------------------------
     def generation(self) -> str:
@@ -305,7 +316,7 @@ class VaultIndex:
     def index_paths(self, paths: Sequence[str]) -> IndexReport:
         """Index just these notes (a watcher's events, a write through the sidecar), no scan; the
         search snapshot follows what was written instead of reloading, so the edit is searchable at once."""
-        with self.indexer.lock:  # before reading the model: load_model() swaps it under this lock
+        with self.indexer.lock:  # before reading the model: vectors_in() swaps it under this lock
             dim = self.embedder.dim if self.embedder else None
             with self._snapshots.following(self.store.conn, self.backend, dim) as reported:
                 before = current_generation(self.store.conn)

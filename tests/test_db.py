@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.store.db import SCHEMA_VERSION, connect
+from sidecar.store.reads import packed_rows
 from tests.conftest import DEMO_VAULT
 
 PROBE = """
@@ -118,3 +120,15 @@ def test_without_sqlite_vec_the_chain_opens_the_file_with_one_library(tmp_path: 
                          timeout=60, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["None", "['i.db',", "'i.db-shm',", "'i.db-wal']", "100", "ok"]
+
+
+def test_packed_rows_are_the_rows_a_plain_select_gives() -> None:
+    conn = sqlite3.connect(":memory:")  # any driver: JSON1 is built into every SQLite the chain opens
+    conn.execute("CREATE TABLE t (id INTEGER, path TEXT, mtime_ns INTEGER, seen REAL, note TEXT)")
+    rows = [(1, 'Notes/"quoted" \\ path.md', 1_796_158_659_097_929_500, 1796158659.5, None),
+            (2, "日本語/ノート.md", -1, 0.25, "line one\nline two\ttab \u2028 end"),
+            (3, "", 9_223_372_036_854_775_807, -3.0, "emoji 🙂")]
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", rows)
+    sql = "SELECT id, path, mtime_ns, seen, note FROM t WHERE id >= ? ORDER BY id"
+    assert [tuple(r) for r in packed_rows(conn, sql, "id, path, mtime_ns, seen, note", (1,))] == rows
+    assert packed_rows(conn, "SELECT id FROM t WHERE id > 9", "id") == []

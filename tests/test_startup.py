@@ -1,5 +1,6 @@
 """`sidecar serve` answers before its model is loaded: the handshake, lexical search (JSON-RPC and MCP)
-and status come first, say honestly that vectors are loading, and indexing waits for the model.
+and status come first, say honestly that vectors are loading; the start-up scan runs before the model
+loads and indexing goes on while it does (what it indexes gets its vectors once the model is in).
 
 The model's load is held by SIDECAR_TEST_HOLD_MODEL (a file that releases it), so the loading state
 lasts exactly as long as the test needs: no timing, no race with a fast machine.
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from sidecar.config import HOLD_MODEL_ENV
-from tests.conftest import DEMO_VAULT
+from tests.conftest import DEMO_VAULT, open_index
 from tests.serverproc import Sidecar, start_sidecar
 from tests.test_mcp import http_session, structured
 
@@ -74,9 +75,18 @@ def test_handshake_lexical_search_and_status_come_before_the_model(held: Held) -
     assert "still loading" in found["caveat"]
     related = server.call("related", text="My sourdough starter never rises in winter.", limit=5)
     assert related["vectors_loading"] is True and related["vectors_available"] is False
-    # Indexing waits for the model: the note added since the last index is not in yet.
-    assert server.call("search", query=NEW_WORD, mode="lexical")["results"] == []
     assert held.status()["model"]["loading"] is True  # nothing above released it
+
+
+def test_indexing_goes_on_while_the_model_loads(held: Held) -> None:
+    """The start-up scan does not wait for the model: the note added since the last index is found by its
+    words while the model is still held; its vectors come with the model (the last test here)."""
+    server = held.server
+    server.wait_until(lambda: held.status()["indexing"]["scans"] >= 1, 120, "the start-up scan")
+    found = server.call("search", query=NEW_WORD, mode="lexical")
+    assert [r["path"] for r in found["results"]] == [NEW_NOTE]
+    status = held.status()
+    assert status["model"]["loading"] is True and status["chunks_without_vectors"] >= 1
 
 
 def test_mcp_answers_lexically_while_the_model_loads(held: Held) -> None:
@@ -99,6 +109,24 @@ def test_loading_clears_then_hybrid_and_the_waiting_note_has_vectors(held: Held)
     found = server.call("search", query="SQLITE_BUSY", limit=5)
     assert found["mode"] == "hybrid" and found["vectors_loading"] is False
     assert "still loading" not in (found["caveat"] or "")
-    # The note indexed after the model came in was embedded, not left lexical-only.
+    # The note indexed while the model loaded was embedded once it came in, not left lexical-only.
     new = server.call("search", query=NEW_WORD, mode="semantic", limit=10)
     assert new["mode"] == "semantic" and NEW_NOTE in [r["path"] for r in new["results"]]
+
+
+def test_a_first_index_made_while_the_model_loads_gets_its_vectors_and_bands(tmp_path: Path) -> None:
+    """In process: the whole first index runs before the model is in, then `load_model` embeds every
+    section and records the automatic band thresholds that index run could not measure."""
+    core = open_index(DEMO_VAULT, tmp_path / "index", model_later=True)
+    try:
+        core.index()
+        before = core.status()
+        assert before["chunks"] > 50 and before["chunks_with_vectors"] == 0
+        assert core.thresholds_info()["source"] == "default"
+        core.load_model()
+        after = core.status()
+        assert after["chunks_without_vectors"] == 0 and after["vectors_available"] is True
+        assert core.thresholds_info()["source"] == "auto"
+        assert core.search("SQLITE_BUSY", mode="semantic")["results"]
+    finally:
+        core.close()

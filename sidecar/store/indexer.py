@@ -148,6 +148,15 @@ class Indexer:
         with self.lock:
             return self._run(full, progress or (lambda _p: None), cancel or threading.Event())
 
+    def embed_missing(self, progress: ProgressFn | None = None) -> int:
+        """Vectors for the chunks without one (those indexed while the model was loading; a model other
+        than the stored vectors' re-embeds every chunk); how many were embedded."""
+        with self.lock:
+            report = IndexReport(full=False)
+            self._check_model()
+            self._embed_missing(report, progress or (lambda _p: None), threading.Event())
+            return report.embedded
+
     def run_paths(self, paths: Sequence[str]) -> IndexReport:
         """Index just these notes now, without a scan: a write made through the sidecar (writes.py) is
         searchable when it answers, and the watcher's run that follows finds nothing left to do.

@@ -9,6 +9,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sidecar.ingest.boilerplate import template_key
 from sidecar.ingest.cjk import cjk_tokens
@@ -16,7 +17,7 @@ from sidecar.ingest.linkres import PathIndex
 from sidecar.ingest.vault import Skip, VaultFile
 from sidecar.notes import Chunk, Finding, ParsedNote
 from sidecar.store.db import Backend
-from sidecar.store.reads import chunk_count, has_notes, meta_value, note_id_at
+from sidecar.store.reads import chunk_count, has_notes, meta_value, note_id_at, packed_rows
 from sidecar.store.vectors import Matrix, VectorTable
 
 
@@ -126,9 +127,9 @@ class Store:
     # ---- notes --------------------------------------------------------------------------
     def file_states(self, paths: list[str] | None = None) -> dict[str, FileState]:
         """Every note's state, or only these paths' (a write through the sidecar: 1 ms, not 60)."""
-        sql = "SELECT path, id, size, mtime_ns, content_hash, indexed_at FROM notes"
-        rows = self.conn.execute(sql) if paths is None else self.conn.execute(
-            f"{sql} WHERE path IN ({','.join('?' * len(paths))})", paths)
+        columns = "path, id, size, mtime_ns, content_hash, indexed_at"
+        rows: Iterable[Sequence[Any]] = packed_rows(self.conn, f"SELECT {columns} FROM notes", columns) if paths is None else \
+            self.conn.execute(f"SELECT {columns} FROM notes WHERE path IN ({','.join('?' * len(paths))})", paths)
         return {r[0]: FileState(r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
     def touch(self, note_id: int, file: VaultFile) -> None:
@@ -275,8 +276,8 @@ class Store:
         (every such write drops it, and `fresh` asks for a new one), reused while only note contents
         change (an edit resolves its own links in ms)."""
         if fresh or self._paths is None:
-            notes = {str(r[0]): int(r[1]) for r in self.conn.execute("SELECT path, id FROM notes")}
-            attachments = [str(r[0]) for r in self.conn.execute("SELECT path FROM attachments")]
+            notes = {str(r[0]): int(r[1]) for r in packed_rows(self.conn, "SELECT path, id FROM notes", "path, id")}
+            attachments = [str(r[0]) for r in packed_rows(self.conn, "SELECT path FROM attachments", "path")]
             self._paths = (notes, PathIndex([*notes, *attachments]))
         return self._paths
 

@@ -4,10 +4,10 @@ from: one reader connection, plain rows out."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sidecar.store.reads import meta_value
+from sidecar.store.reads import meta_value, packed_rows
 
 # Every resolved edge between two different notes, once: what the link graph is built from.
 EDGES_SQL = "SELECT DISTINCT source_id, target_id FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
@@ -32,12 +32,12 @@ def edge_totals(conn: sqlite3.Connection) -> tuple[Any, ...]:
 
 
 def note_ids(conn: sqlite3.Connection) -> list[int]:
-    return [int(r[0]) for r in conn.execute("SELECT id FROM notes")]
+    return [int(r[0]) for r in packed_rows(conn, "SELECT id FROM notes", "id")]
 
 
-def edges(conn: sqlite3.Connection) -> Iterable[tuple[Any, ...]]:
+def edges(conn: sqlite3.Connection) -> Iterable[Sequence[Any]]:
     """(source id, target id) of every edge."""
-    return conn.execute(EDGES_SQL)
+    return packed_rows(conn, EDGES_SQL, "source_id, target_id")
 
 
 def edges_from(conn: sqlite3.Connection, ids: str) -> Iterable[tuple[Any, ...]]:
@@ -48,7 +48,7 @@ def edges_from(conn: sqlite3.Connection, ids: str) -> Iterable[tuple[Any, ...]]:
 # ---- chunks, paths, boilerplate -----------------------------------------------------------------
 def chunk_owners(conn: sqlite3.Connection) -> dict[Any, Any]:
     """chunk id -> note id, every chunk."""
-    return dict(conn.execute("SELECT id, note_id FROM chunks").fetchall())
+    return {int(r[0]): int(r[1]) for r in packed_rows(conn, "SELECT id, note_id FROM chunks", "id, note_id")}
 
 
 def chunks_of_notes(conn: sqlite3.Connection, ids: str) -> list[tuple[Any, ...]]:
@@ -64,9 +64,9 @@ def note_paths_of(conn: sqlite3.Connection, ids: str) -> Iterable[tuple[Any, ...
 
 def boilerplate_chunks(conn: sqlite3.Connection, min_notes: int) -> dict[int, str]:
     """chunk id -> template of every chunk whose template at least `min_notes` notes share."""
-    return {int(r[0]): str(r[1]) for r in conn.execute(
+    return {int(r[0]): str(r[1]) for r in packed_rows(conn,
         "SELECT id, template FROM chunks WHERE template IN (SELECT template FROM chunks WHERE template != ''"
-        " GROUP BY template HAVING count(DISTINCT note_id) >= ?)", (min_notes,))}
+        " GROUP BY template HAVING count(DISTINCT note_id) >= ?)", "id, template", (min_notes,))}
 
 
 def boilerplate_chunks_among(conn: sqlite3.Connection, templates: str, min_notes: int) -> Iterable[tuple[Any, ...]]:
