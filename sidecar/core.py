@@ -172,21 +172,32 @@ class VaultIndex:
             self.model = ModelState(self.model.name, None, None, f"the embedding model failed to load: {exc}")
             raise
 
-    def vectors_in(self, loaded: tuple[Embedder | None, ModelState], progress: ProgressFn | None = None) -> None:
-        """Under the writer's lock: vectors for what was indexed while the model loaded, then the snapshot
-        with vectors, built aside and swapped in before the model (a search that sees the model finds
-        its vectors loaded), then the band thresholds if the vault has none for this model yet."""
+    def vectors_in(self, loaded: tuple[Embedder | None, ModelState], progress: ProgressFn | None = None,
+                   cancel: threading.Event | None = None) -> None:
+        """Under the writer's lock: vectors for what was indexed while the model loaded (`cancel` stops
+        that; the next run embeds the rest), then the snapshot with vectors, built aside and swapped in
+        before the model (a search that sees the model finds its vectors loaded), then the band
+        thresholds if the vault has none for this model yet. A failure on the way is the model's error
+        for this session: search stays lexical and says why."""
         embedder, model = loaded
         with self.indexer.lock:
             if embedder is not None:
+                self._building = True  # status says a run is on while every section gets its vector
                 self.indexer.embedder = embedder
-                self.indexer.embed_missing(progress)
-                with_vectors = SnapshotCache()
-                with_vectors.get(self.reader(), self.backend, embedder.dim)
+                try:
+                    self.indexer.embed_missing(progress, cancel)
+                    with_vectors = SnapshotCache()
+                    with_vectors.get(self.reader(), self.backend, embedder.dim)
+                except Exception as exc:
+                    self.indexer.embedder = None
+                    self.model = ModelState(model.name, None, None, f"the embedding model's vectors failed to load: {exc}")
+                    raise
+                finally:
+                    self._building = False
                 self._snapshots = with_vectors
             self.embedder = self.indexer.embedder = embedder
             self.model = model
-            if needs_auto_calibration(self):  # a first index made while the model loaded had no vectors to measure
+            if needs_auto_calibration(self):  # an index made without the model had no vectors to measure
                 auto_calibrate(self)
 
     # ---- retrieval ----------------------------------------------------------------------

@@ -11,8 +11,10 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlean
 
 from sidecar.store.db import SCHEMA_VERSION, connect
 from sidecar.store.reads import packed_rows
@@ -122,13 +124,18 @@ def test_without_sqlite_vec_the_chain_opens_the_file_with_one_library(tmp_path: 
     assert out.stdout.split() == ["None", "['i.db',", "'i.db-shm',", "'i.db-wal']", "100", "ok"]
 
 
-def test_packed_rows_are_the_rows_a_plain_select_gives() -> None:
-    conn = sqlite3.connect(":memory:")  # any driver: JSON1 is built into every SQLite the chain opens
+@pytest.mark.parametrize("driver", [sqlite3, sqlean], ids=["sqlite3", "sqlean"])
+def test_packed_rows_are_the_rows_a_plain_select_gives(driver: Any) -> None:
+    conn = driver.connect(":memory:")
     conn.execute("CREATE TABLE t (id INTEGER, path TEXT, mtime_ns INTEGER, seen REAL, note TEXT)")
     rows = [(1, 'Notes/"quoted" \\ path.md', 1_796_158_659_097_929_500, 1796158659.5, None),
-            (2, "日本語/ノート.md", -1, 0.25, "line one\nline two\ttab \u2028 end"),
+            (2, "日本語/ノート.md", -1, 0.25, "line one\nline two\ttab \u2028 end \x00 nul"),
             (3, "", 9_223_372_036_854_775_807, -3.0, "emoji 🙂")]
     conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", rows)
     sql = "SELECT id, path, mtime_ns, seen, note FROM t WHERE id >= ? ORDER BY id"
     assert [tuple(r) for r in packed_rows(conn, sql, "id, path, mtime_ns, seen, note", (1,))] == rows
     assert packed_rows(conn, "SELECT id FROM t WHERE id > 9", "id") == []
+    # REAL comes back to 15 significant digits: indexed_at (Unix seconds) keeps about 10 us
+    conn.execute("INSERT INTO t VALUES (4, 'x', 0, 1796158659.0979295, '')")
+    (seen,) = packed_rows(conn, "SELECT seen FROM t WHERE id = 4", "seen")[0]
+    assert seen == pytest.approx(1796158659.0979295, abs=1e-4)

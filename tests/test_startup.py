@@ -12,8 +12,10 @@ import asyncio
 import os
 import secrets
 import shutil
+import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,9 +116,9 @@ def test_loading_clears_then_hybrid_and_the_waiting_note_has_vectors(held: Held)
     assert new["mode"] == "semantic" and NEW_NOTE in [r["path"] for r in new["results"]]
 
 
-def test_a_first_index_made_while_the_model_loads_gets_its_vectors_and_bands(tmp_path: Path) -> None:
-    """In process: the whole first index runs before the model is in, then `load_model` embeds every
-    section and records the automatic band thresholds that index run could not measure."""
+def test_an_index_made_without_the_model_gets_its_vectors_and_bands_when_it_comes(tmp_path: Path) -> None:
+    """In process: a whole index run before the model is in (as the start-up scan of a vault that changed
+    a lot), then `load_model` embeds every section and records the band thresholds that run could not."""
     core = open_index(DEMO_VAULT, tmp_path / "index", model_later=True)
     try:
         core.index()
@@ -128,5 +130,41 @@ def test_a_first_index_made_while_the_model_loads_gets_its_vectors_and_bands(tmp
         assert after["chunks_without_vectors"] == 0 and after["vectors_available"] is True
         assert core.thresholds_info()["source"] == "auto"
         assert core.search("SQLITE_BUSY", mode="semantic")["results"]
+    finally:
+        core.close()
+
+
+def test_a_failure_bringing_the_vectors_in_is_the_models_error_not_endless_loading(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    core = open_index(DEMO_VAULT, tmp_path / "index", model_later=True)
+    try:
+        core.index()
+
+        def full_disk(*_args: object) -> int:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        monkeypatch.setattr(core.indexer, "embed_missing", full_disk)
+        with pytest.raises(sqlite3.OperationalError):
+            core.load_model()
+        status = core.status()
+        assert status["model"]["loading"] is False and status["model"]["available"] is False
+        assert "disk is full" in status["model"]["error"] and core.indexer.embedder is None
+        found = core.search("SQLITE_BUSY")
+        assert found["mode"] == "lexical" and found["results"] and not found["vectors_loading"]
+    finally:
+        core.close()
+
+
+def test_a_stop_cuts_the_vectors_catch_up_short(tmp_path: Path) -> None:
+    """`serve` stopping sets the cancel event: the catch-up stops at once, and the next run embeds the rest."""
+    core = open_index(DEMO_VAULT, tmp_path / "index", model_later=True)
+    try:
+        core.index()
+        stopping = threading.Event()
+        stopping.set()
+        core.vectors_in(core.read_model(), cancel=stopping)
+        assert core.status()["chunks_with_vectors"] == 0
+        core.index()
+        assert core.status()["chunks_without_vectors"] == 0
     finally:
         core.close()

@@ -39,7 +39,7 @@ export function statusBarView(s: SidecarSnapshot): StatusBarView {
   }
   const st = s.status;
   if (!st) return { text: `${prefix}starting`, tone: "starting", tooltip: "Connected; waiting for status…" };
-  if (st.model.loading) {  // the first seconds after start: keyword search works, indexing waits for the model
+  if (st.model.loading) {  // the first seconds after start: keyword search works, notes are indexed without vectors
     return {
       text: `${prefix}loading model (lexical only)`, tone: "degraded",
       tooltip: "The embedding model is loading: search uses keywords until it is ready, in a second or two.",

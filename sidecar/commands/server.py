@@ -152,8 +152,10 @@ class SidecarService:
             self.bus.publish("progress", self.progress)
 
     async def index_loop(self) -> None:
-        # The snapshot the first searches wait for is built before the start-up scan, not beside it.
-        await asyncio.to_thread(self.core.snapshot)
+        try:  # the snapshot the first searches wait for is built before the start-up scan, not beside it
+            await asyncio.to_thread(self.core.snapshot)
+        except Exception:  # the first search will say what is wrong; indexing goes on regardless
+            log.exception("loading the search snapshot failed")
         self._wake.set()  # index once at start: incremental, so an existing index is ready at once
         while not self.stopping.is_set():
             await self._wait_for_work()
@@ -288,14 +290,14 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
 
 
 async def _load_model(service: SidecarService) -> None:
-    """After the start-up scan, the model's files on a thread of their own, then its vectors on the
-    writer (VaultIndex.load_model). Not beside the scan: the load is pure Python for about 1.5 s, and
-    every SQLite call of a scan beside it waits for the GIL (a scan of 16,894 notes: 0.6 s -> 2 s)."""
+    """After the start-up scan, the model's files on a thread of their own (VaultIndex.read_model), then
+    its vectors on the writer (vectors_in). Not beside the scan: the load is pure Python for about
+    1.5 s, and every SQLite call of a scan beside it waits for the GIL (16,894 notes: 0.6 s -> 2 s)."""
     await service.first_scan_done.wait()
     loaded = await asyncio.to_thread(service.core.read_model)
     try:
         await asyncio.get_running_loop().run_in_executor(service.writer, service.core.vectors_in, loaded,
-                                                         service.on_progress)
+                                                         service.on_progress, service.cancel_index)
     finally:
         if service.progress is not None and service.progress["phase"] == "vectors":  # a run's after it is its own
             service.progress = None
@@ -360,7 +362,7 @@ async def _start_mcp(core: VaultIndex, token: str, port: int, gate: ReadGate) ->
 
 async def _serve_mcp(core: VaultIndex, token: str, sock: socket.socket, gate: ReadGate) -> None:
     try:
-        await asyncio.to_thread(core.snapshot)  # the one the first search needs (load_model's first step) goes first
+        await asyncio.to_thread(core.snapshot)  # the one the first search needs (read_model's first step) goes first
         mcp_server = await asyncio.to_thread(importlib.import_module, "sidecar.adapters.mcp.server")  # off the loop
         server = await asyncio.to_thread(mcp_server.McpHttpServer, core, token, gate=gate, sock=sock)
     except BaseException:

@@ -148,13 +148,13 @@ class Indexer:
         with self.lock:
             return self._run(full, progress or (lambda _p: None), cancel or threading.Event())
 
-    def embed_missing(self, progress: ProgressFn | None = None) -> int:
+    def embed_missing(self, progress: ProgressFn | None = None, cancel: threading.Event | None = None) -> int:
         """Vectors for the chunks without one (those indexed while the model was loading; a model other
-        than the stored vectors' re-embeds every chunk); how many were embedded."""
+        than the stored vectors' re-embeds every chunk), until `cancel`; how many were embedded."""
         with self.lock:
             report = IndexReport(full=False)
             self._check_model()
-            self._embed_missing(report, progress or (lambda _p: None), threading.Event())
+            self._embed_missing(report, progress or (lambda _p: None), cancel or threading.Event())
             return report.embedded
 
     def run_paths(self, paths: Sequence[str]) -> IndexReport:
