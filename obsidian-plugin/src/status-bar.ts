@@ -94,7 +94,7 @@ export class StatusBar {
   }
 }
 
-class StatusModal extends Modal {
+export class StatusModal extends Modal {
   private off: (() => void) | null = null;
 
   constructor(app: App, private readonly sidecar: Sidecar,

@@ -21,7 +21,8 @@ import { SEARCH_MODAL_SOURCE } from "../src/open";
 import type { Band, EditRecord, EditsResponse, HealthPageResponse, HealthResponse, HealthSummaryResponse, RelatedResponse, SearchResponse } from "../src/protocol.gen";
 import { headingAt } from "../src/headings";
 import { parseQuery } from "../src/query-syntax";
-import { Sidecar } from "../src/sidecar";
+import { Sidecar, type SidecarSnapshot } from "../src/sidecar";
+import { statusBarView } from "../src/status-bar";
 import { HEALTH_PAGE, reportFileName } from "../src/views/health-view";
 import { EDITS_EMPTY, formatEditTime, mainPath, noteName, opLabel } from "../src/views/edits-render";
 import { sharedReasons } from "../src/views/related-render";
@@ -71,6 +72,10 @@ interface Data {
   /** Vault paths before and after the session. */
   existingBefore: string[];
   existing: string[];
+  /** The status window: the running sidecar's snapshot and output, and the failed one's snapshot. */
+  statusReady: SidecarSnapshot;
+  statusStderr: string[];
+  statusFailed: SidecarSnapshot;
   /** The panes' error state: a real failed start of the sidecar (as thrown, as shown, and its fix-it hint). */
   startFailure: FakeFailure;
   startError: string;
@@ -205,23 +210,29 @@ async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" 
   // The events arrive on their own connection: wait until the last edit's has come.
   for (let i = 0; i < 100 && !events.some((e) => e.edit === edits.edits[0]?.edit); i++) await new Promise((r) => setTimeout(r, 50));
   sidecar.sidecar.offref(ref);
+  await sidecar.sidecar.refreshStatus();
+  const statusReady = structuredClone(sidecar.sidecar.snapshot);
+  const statusStderr = [...sidecar.sidecar.stderr];
   // The pane's error state, from a real failed start (no such sidecar command).
   const broken = new Sidecar(() => ({ vaultPath: sidecar.vault, command: "/nonexistent/bin/sidecar" }));
   let startError = "";
   let startHint: string | null = null;
   let startFailure: FakeFailure | null = null;
+  let statusFailed: SidecarSnapshot | null = null;
   try {
     await broken.client();
   } catch (err) {
     startError = describeError(err);
     startHint = broken.snapshot.errorHint;
     startFailure = asFailure(err);
+    statusFailed = structuredClone(broken.snapshot);
   } finally {
     await broken.stop();
   }
-  if (!startFailure) throw new Error("a sidecar that does not exist started");
+  if (!startFailure || !statusFailed) throw new Error("a sidecar that does not exist started");
   return {
     editsBefore, edits, refused, refusedFailure, events, existing: listFiles(sidecar.vault), startFailure, startError, startHint,
+    statusReady, statusStderr, statusFailed,
     now: Date.now() / 1000,
   };
 }
@@ -663,6 +674,35 @@ describe("pictures of the plugin's real views with real sidecar data", () => {
         expect(await page.getByRole("button", { name: "Install" }).count()).toBe(0);
         await snap(page, `setup-modal-no-python-${theme}`);
         await checkLayout(page, ".modal-title, .modal-content p, button", ".modal-content p");
+      });
+    }, 60_000);
+
+    it(`status (${theme}): the details of the running sidecar; one that cannot start`, async () => {
+      const ready = data.statusReady;
+      expect(ready.phase).toBe("running");
+      const buttons = ["Reindex", "Restart sidecar", "Set up / reinstall"];
+      await withView({ view: "status", answers: {}, files: [], sidecarSnapshot: ready, stderr: data.statusStderr }, theme, async (page) => {
+        await visibleText(page, ".modal-title", "Vault Sidecar");
+        await visibleText(page, ".vs-status-headline", statusBarView(ready).tooltip);
+        await visibleText(page, ".vs-status-table td", `${ready.status!.notes} notes, ${ready.status!.chunks} chunks`);
+        await visibleText(page, ".vs-status-table td", /^minilm-plus-use-m3 \(512 dimensions\)$/);
+        for (const name of buttons) expect(await page.getByRole("button", { name }).isVisible()).toBe(true);
+        await snap(page, `status-modal-${theme}`);
+        await checkLayout(page, ".modal-title, .vs-status-headline, .vs-status-table th, .vs-status-table td, button",
+          ".vs-status-subhead, .vs-status-stderr");
+      });
+      const failedSnap = data.statusFailed;
+      expect(failedSnap.phase).toBe("failed");
+      await withView({ view: "status", answers: {}, files: [], sidecarSnapshot: failedSnap, stderr: [] }, theme, async (page) => {
+        await visibleText(page, ".vs-status-headline", statusBarView(failedSnap).tooltip);
+        const [first, ...rest] = failedSnap.error!.split("\n");
+        await visibleText(page, ".vs-status-headline", first!); // said once, as the headline; the block has the rest
+        await visibleText(page, ".vs-status-error", rest.join("\n").trim());
+        expect(await page.locator(".vs-status-error").textContent()).not.toContain(first!);
+        expect(await page.locator(".vs-status-table").count()).toBe(0);
+        for (const name of buttons) expect(await page.getByRole("button", { name }).isVisible()).toBe(true);
+        await snap(page, `status-modal-failed-${theme}`);
+        await checkLayout(page, ".modal-title, .vs-status-headline, .vs-status-error, button", ".vs-status-error");
       });
     }, 60_000);
 

@@ -275,6 +275,10 @@ describe("status", () => {
     expect(root.textContent).toContain("3.3 MB");
     expect(root.textContent).toContain("big.md: too large");
     expect(root.querySelector(".vs-status-stderr")?.textContent).toBe("line 1\nline 2");
+    // A failed start's headline is its error's first line: the block under it says only the rest.
+    renderStatusDetails(root, { headline: "Not found: sidecar", status: null, error: "Not found: sidecar\nFix it\nCommand: x",
+      stderr: [] });
+    expect(root.querySelector(".vs-status-error")?.textContent).toBe("Fix it\nCommand: x");
     expect(formatBytes(512)).toBe("512 B");
     expect(formatBytes(1536)).toBe("1.5 KB");
   });

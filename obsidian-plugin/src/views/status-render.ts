@@ -26,7 +26,9 @@ export function renderStatusDetails(container: HTMLElement, d: StatusDetails): v
   container.empty();
   container.addClass("vs-status-details");
   container.createDiv({ cls: "vs-status-headline", text: d.headline });
-  if (d.error) container.createEl("pre", { cls: "vs-status-error", text: d.error });
+  // The headline is often the error's first line already (statusBarView): the block says the rest once.
+  const error = d.error && d.error.startsWith(`${d.headline}\n`) ? d.error.slice(d.headline.length + 1) : d.error;
+  if (error) container.createEl("pre", { cls: "vs-status-error", text: error });
   const s = d.status;
   if (s) {
     const table = container.createEl("table", { cls: "vs-status-table" });

@@ -1,6 +1,6 @@
 // Runs INSIDE headless Chromium (bundled by esbuild in pictures.test.ts, with `obsidian` aliased to
 // test/obsidian-stub.ts as vitest does): the plugin's REAL view classes (RelatedView, SearchView,
-// SearchModal, HealthView, EditsView, SetupModal) opened on a fake Obsidian app (test/fake-app.ts) whose sidecar answers
+// SearchModal, HealthView, EditsView, SetupModal, StatusModal) opened on a fake Obsidian app (test/fake-app.ts) whose sidecar answers
 // with the real sidecar's responses. What the views did with the app (opened notes, inserted links, hover
 // and menu events, RPC calls) is recorded for the test.
 
@@ -12,12 +12,14 @@ import { RelatedView } from "../../src/views/related-view";
 import { HealthView } from "../../src/views/health-view";
 import { EditsView } from "../../src/views/edits-view";
 import { SetupModal } from "../../src/setup/setup-modal";
+import { StatusModal } from "../../src/status-bar";
+import type { SidecarSnapshot } from "../../src/sidecar";
 import type { Toolchain } from "../../src/setup/install";
 import type { SidecarSettings } from "../../src/settings";
-import { Menu, installDomHelpers } from "../obsidian-stub";
+import { Events, Menu, installDomHelpers } from "../obsidian-stub";
 import { FakeSidecar, fakeApp, fakeContext, type FakeAnswers, type FakeApp, type FakeFailure, type Opened } from "../fake-app";
 
-export type ViewKind = "related" | "searchPane" | "searchModal" | "health" | "edits" | "setup";
+export type ViewKind = "related" | "searchPane" | "searchModal" | "health" | "edits" | "setup" | "status";
 
 export interface PictureSetup {
   view: ViewKind;
@@ -37,6 +39,9 @@ export interface PictureSetup {
   /** The setup modal: what looking for Python found, and why it opened. */
   toolchain?: Toolchain;
   reason?: string;
+  /** The status window: the plugin's Sidecar's snapshot and the sidecar's recent output, as a real one had them. */
+  sidecarSnapshot?: SidecarSnapshot;
+  stderr?: string[];
 }
 
 export interface Recorded {
@@ -102,6 +107,15 @@ async function open(setup: PictureSetup): Promise<void> {
     if (!toolchain) throw new Error("the setup modal needs a toolchain");
     const modal = new SetupModal({ app: fake.app, pluginDir: null, reason: setup.reason ?? "", detect: () => Promise.resolve(toolchain),
       stop: () => Promise.resolve(), restart: () => Promise.resolve() });
+    modal.open();
+    stage().appendChild(modal.containerEl);
+  } else if (setup.view === "status") {
+    const snapshot = setup.sidecarSnapshot;
+    if (!snapshot) throw new Error("the status window needs a sidecar snapshot");
+    const source = Object.assign(new Events(), { snapshot, stderr: setup.stderr ?? [],
+      refreshStatus: () => Promise.resolve(snapshot.status) });
+    const modal = new StatusModal(fake.app, source as never, { reindex: () => undefined, restart: () => undefined,
+      setup: () => undefined });
     modal.open();
     stage().appendChild(modal.containerEl);
   } else if (setup.view === "searchModal") {
