@@ -164,7 +164,9 @@ class VaultIndex:
     def read_model(self) -> tuple[Embedder | None, ModelState]:
         """The model's files, on any thread: no index is touched, so the writer indexes meanwhile (edits
         are searchable by their words at once; their vectors come with `vectors_in`)."""
-        self.snapshot()  # the lexical one first: it is what the first searches wait for
+        # The lexical snapshot first (the first searches, and those after the start-up scan moved the
+        # generation, wait for it): built beside the model's pure-Python load, its reads wait for the GIL.
+        self.snapshot()
         _hold_for_tests()
         try:
             return _load_model(self.settings.model)

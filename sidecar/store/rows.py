@@ -128,8 +128,11 @@ class Store:
     def file_states(self, paths: list[str] | None = None) -> dict[str, FileState]:
         """Every note's state, or only these paths' (a write through the sidecar: 1 ms, not 60)."""
         columns = "path, id, size, mtime_ns, content_hash, indexed_at"
-        rows: Iterable[Sequence[Any]] = packed_rows(self.conn, f"SELECT {columns} FROM notes", columns) if paths is None else \
-            self.conn.execute(f"SELECT {columns} FROM notes WHERE path IN ({','.join('?' * len(paths))})", paths)
+        rows: Iterable[Sequence[Any]]
+        if paths is None:
+            rows = packed_rows(self.conn, f"SELECT {columns} FROM notes", columns)
+        else:
+            rows = self.conn.execute(f"SELECT {columns} FROM notes WHERE path IN ({','.join('?' * len(paths))})", paths)
         return {r[0]: FileState(r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
     def touch(self, note_id: int, file: VaultFile) -> None:
