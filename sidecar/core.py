@@ -188,8 +188,7 @@ class VaultIndex:
                 self.indexer.embedder = embedder
                 try:
                     self.indexer.embed_missing(progress, cancel)
-                    with_vectors = SnapshotCache()
-                    with_vectors.get(self.reader(), self.backend, embedder.dim)
+                    with_vectors = self._snapshots.reloaded(self.reader(), self.backend, embedder.dim)
                 except Exception as exc:
                     self.indexer.embedder = None
                     self.model = ModelState(model.name, None, None, f"the embedding model's vectors failed to load: {exc}")

@@ -371,6 +371,13 @@ class SnapshotCache:
                 self._snapshot = snap
             return snap
 
+    def reloaded(self, conn: sqlite3.Connection, backend: Backend, dim: int | None) -> SnapshotCache:
+        """A new cache holding a snapshot loaded now at `dim` (the model came after the lexical snapshot),
+        keeping what does not depend on the vectors from this cache's snapshot: the link graph."""
+        fresh = SnapshotCache()
+        fresh._snapshot = load_snapshot(conn, backend, dim, prev=self._snapshot)
+        return fresh
+
     @contextmanager
     def following(self, conn: sqlite3.Connection, backend: Backend, dim: int | None) -> Iterator[list[NoteChanges]]:
         """Around a writer's run over a few notes (on its connection): readers that see the new

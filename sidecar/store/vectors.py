@@ -9,6 +9,7 @@ numpy over a float32 matrix: measured 7x faster than vec0 KNN at 50k rows, same 
 from __future__ import annotations
 
 import itertools
+import logging
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from sidecar.store.db import Backend
 Matrix = npt.NDArray[np.float32]
 VEC0_TABLE = "chunk_vec0"
 BLOB_TABLE = "chunk_vec_blob"
+log = logging.getLogger(__name__)
 
 
 def quantize(matrix: Matrix) -> npt.NDArray[np.int8]:
@@ -56,6 +58,61 @@ def _read_rows(cursor: Iterable[tuple[int, bytes]], dim: int) -> tuple[npt.NDArr
     while batch := list(itertools.islice(rows, BLOCK_ROWS)):
         id_parts.append(np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch)))
         row_parts.append(np.frombuffer(b"".join(r[1] for r in batch), dtype=np.int8).reshape(len(batch), dim))
+    return np.concatenate(id_parts), np.concatenate(row_parts)
+
+
+# sqlite-vec versions whose vec0 storage vec0_storage reads (a row-by-row scan of the table otherwise).
+VEC0_LAYOUTS = frozenset({"v0.1.9"})
+SPOT_CHECKS = 3  # rows compared with what the vec0 table itself returns for them
+
+
+def vec0_storage(conn: sqlite3.Connection, dim: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]] | None:
+    """Every vector of the vec0 table, ordered by id, read from the table's own storage: 1,024 rows a
+    chunk, each chunk a blob of vectors, a blob of row ids and a validity bitmap (sqlite-vec's
+    ARCHITECTURE.md). The table read row by row costs a GIL round trip a row: 3-5x slower alone, far
+    slower beside a busy thread (docs/benchmarks.md). None when the storage is not what this expects
+    (the caller scans the table then): other sizes, another count than the table's, or rows that
+    differ from what the table returns for them."""
+    stored = _checked_storage(conn, dim)
+    if isinstance(stored, str):
+        log.warning("reading the vectors row by row: sqlite-vec's storage is not as expected (%s)", stored)
+        return None
+    return stored
+
+
+def _checked_storage(conn: sqlite3.Connection, dim: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]] | str:
+    shadows = tuple(f"{VEC0_TABLE}_{name}" for name in ("chunks", "vector_chunks00", "rowids"))
+    found = conn.execute(f"SELECT count(*) FROM sqlite_master WHERE name IN ({','.join('?' * len(shadows))})",
+                         shadows).fetchone()[0]
+    if found != len(shadows):
+        return "its shadow tables are named otherwise"
+    stored = _live_chunk_rows(conn, dim)
+    if isinstance(stored, str):
+        return stored
+    ids, rows = stored
+    (count,) = conn.execute(f"SELECT count(*) FROM {VEC0_TABLE}_rowids").fetchone()
+    if count != len(ids):
+        return f"{len(ids)} live rows in its chunks, {count} in the table"
+    order = np.argsort(ids, kind="stable")
+    ids, rows = ids[order], rows[order]
+    for pos in np.unique(np.linspace(0, len(ids) - 1, SPOT_CHECKS).astype(np.int64)) if len(ids) else ():
+        row = conn.execute(f"SELECT embedding FROM {VEC0_TABLE} WHERE rowid = ?", (int(ids[pos]),)).fetchone()
+        if row is None or bytes(row[0]) != rows[pos].tobytes():
+            return f"row {int(ids[pos])} differs from the table's"
+    return ids, rows
+
+
+def _live_chunk_rows(conn: sqlite3.Connection, dim: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]] | str:
+    """(ids, int8 rows) of every chunk's live slots, or why a chunk is not what it should be."""
+    id_parts, row_parts = [np.zeros(0, dtype=np.int64)], [np.zeros((0, dim), dtype=np.int8)]
+    chunks = conn.execute(f"SELECT chunk_id, size, validity, rowids FROM {VEC0_TABLE}_chunks ORDER BY chunk_id")
+    for chunk_id, size, validity, rowids in chunks.fetchall():
+        vectors = conn.execute(f"SELECT vectors FROM {VEC0_TABLE}_vector_chunks00 WHERE rowid = ?", (chunk_id,)).fetchone()
+        if vectors is None or len(vectors[0]) != size * dim or len(rowids) != 8 * size or 8 * len(validity) < size:
+            return f"chunk {chunk_id} does not hold {size} rows of {dim}"
+        live = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
+        id_parts.append(np.frombuffer(rowids, dtype="<i8")[live].astype(np.int64))
+        row_parts.append(np.frombuffer(vectors[0], dtype=np.int8).reshape(size, dim)[live])
     return np.concatenate(id_parts), np.concatenate(row_parts)
 
 
@@ -113,7 +170,9 @@ class VectorTable:
         the matrix is the first rows of `buffer(rows, dim)` (the caller's room to append, see dequantize)."""
         if not self.exists():
             return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
-        ids, raw = _read_rows(self.conn.execute(f"SELECT rowid, embedding FROM {self.table} ORDER BY rowid"), dim)
+        stored = vec0_storage(self.conn, dim) if self.backend.vec_version in VEC0_LAYOUTS else None
+        ids, raw = stored or _read_rows(
+            self.conn.execute(f"SELECT rowid, embedding FROM {self.table} ORDER BY rowid"), dim)
         return ids, dequantize(raw, None if buffer is None else buffer(len(raw), dim))
 
     def load_ids(self, chunk_ids: list[int], dim: int) -> tuple[npt.NDArray[np.int64], Matrix]:
