@@ -52,3 +52,11 @@ def test_query_evidence_from_document_counts() -> None:
     assert ev.idf["zorblax"] > ev.idf["dataview"] > ev.idf["obsidian"]
     assert ev.weighted_coverage(["dataview"]) > ev.weighted_coverage(["obsidian"])
     assert ev.weighted_coverage(list(ev.idf)) == pytest.approx(1.0)
+
+
+def test_a_query_of_common_words_alone_is_no_full_evidence() -> None:
+    """A hit holding "the" holds all of the query "the": that share must not read as a rare word's."""
+    common = query_evidence({"the": 800}, sections=1000)
+    assert common.weighted_coverage(["the"]) < 0.1
+    rare = query_evidence({"dataview": 3}, sections=1000)
+    assert rare.weighted_coverage(["dataview"]) == pytest.approx(1.0)

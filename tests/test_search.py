@@ -116,6 +116,30 @@ def test_unanswerable_question_is_flagged_not_presented_as_a_hit(demo_index: Vau
     assert exact["band"] == "high" and exact["caveat"] is None
 
 
+@pytest.mark.parametrize("query", ["Proxmox", "FTS5", "Caldo Verde"])
+def test_a_keyword_hit_has_the_same_band_in_lexical_mode(demo_index: VaultIndex, query: str) -> None:
+    """Lexical mode ranks by keywords, but the band still weighs each hit's cosine: a note named after
+    the query is no "the vault does not answer this"."""
+    lexical, hybrid = demo_index.search(query, mode="lexical"), demo_index.search(query)
+    assert lexical["results"][0]["path"] == hybrid["results"][0]["path"]
+    assert lexical["band"] == hybrid["band"] == "high"
+
+
+def test_a_function_word_alone_is_not_a_confident_answer(demo_index: VaultIndex) -> None:
+    assert demo_index.search("the")["band"] != "high"
+
+
+def test_a_query_the_model_cannot_read_is_banded_by_its_keywords(demo_index: VaultIndex,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ranked by keywords alone (the model knows too few of its pieces, so no cosine): the keywords
+    decide the band, up to medium, rather than a cosine of 0 putting every hit low."""
+    assert demo_index.embedder is not None
+    monkeypatch.setattr(demo_index.embedder, "known_share", lambda _query: 0.0)
+    found = demo_index.search("bread dough rising")
+    assert found["results"][0]["path"] == "Cooking/Sourdough Bread.md"
+    assert found["results"][0]["scores"]["confidence"] is None and found["band"] == "medium"
+
+
 def test_related_for_a_saved_note(demo_index: VaultIndex) -> None:
     res = demo_index.related(path="Cooking/Sourdough Bread.md", limit=10)
     paths = [r["path"] for r in res["results"]]

@@ -20,9 +20,12 @@ class QueryEvidence:
     unseen_share: float  # share of the query's terms found in no section at all
     rare: frozenset[str]  # terms found in a few sections only
     exact: frozenset[str]  # terms with digits, which only an exact hit answers ("2023", "v1", "e404")
+    least_weight: float = 0.0  # what a query's words must weigh together for a hit holding them all to count fully
 
     def weighted_coverage(self, found: Sequence[str]) -> float:
-        total = sum(self.idf.values())
+        """The IDF-weighted share of the query a hit holds. A query of common words alone ("the") weighs
+        less than one rare word: a hit holding it all is no evidence of an answer."""
+        total = max(sum(self.idf.values()), self.least_weight)
         return sum(self.idf[t] for t in found if t in self.idf) / total if total else 0.0
 
 
@@ -35,6 +38,7 @@ def query_evidence(counts: Mapping[str, int], sections: int) -> QueryEvidence:
     n = max(1, sections)
     idf = {t: math.log((n + 1) / (c + 0.5)) if c else math.log(2 * (n + 1)) for t, c in counts.items()}
     unseen = sum(1 for c in counts.values() if c == 0) / len(counts) if counts else 0.0
-    rare = frozenset(t for t, c in counts.items() if 0 < c <= max(5, int(n * RARE_SHARE)) and len(t) >= 4)
+    rare_count = max(5, int(n * RARE_SHARE))
+    rare = frozenset(t for t, c in counts.items() if 0 < c <= rare_count and len(t) >= 4)
     exact = frozenset(t for t in counts if EXACT.search(t))
-    return QueryEvidence(idf, unseen, rare, exact)
+    return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)))

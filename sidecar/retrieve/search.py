@@ -382,7 +382,7 @@ class Searcher:
         }
         if mode != effective_mode:
             response["caveat"] = _join(response["caveat"], VECTORS_LOADING if self.vectors_loading else NO_VECTORS)
-        elif cands.known_share is not None and cands.known_share < MIN_KNOWN_SHARE:
+        elif effective_mode != "lexical" and cands.known_share is not None and cands.known_share < MIN_KNOWN_SHARE:
             response["caveat"] = _join(response["caveat"], f"The embedding model knows only "
                                        f"{cands.known_share:.0%} of this query's words: ranked by keywords alone.")
         if explain:
@@ -397,16 +397,17 @@ class Searcher:
             self.snap.term_counts.setdefault("", self.snap.chunk_count)
             cands.lexical, cands.lexical_strict = lexical_candidates(
                 self.conn, lexq, allowed, self.ranking, self.snap.term_counts)
-        if mode in ("hybrid", "semantic") and self.embedder is not None:
+        if self.embedder is not None and len(self.snap.vector_ids):
             cands.known_share = self.embedder.known_share(query)
             if cands.known_share < MIN_KNOWN_SHARE:
                 return cands  # mostly unknown pieces: the vector would be noise, so keywords decide alone
             qvec = self.embedder.encode_query(query)
             if not np.any(qvec):
                 return cands  # no known token in the query: the semantic leg has nothing to say
-            cands.query_vector = qvec
-            cands.semantic, cands.note_similarity = semantic_candidates(
-                self.snap, qvec, allowed, self.ranking.candidates)
+            cands.query_vector = qvec  # in lexical mode too: the bands weigh each hit's cosine
+            if mode in ("hybrid", "semantic"):
+                cands.semantic, cands.note_similarity = semantic_candidates(
+                    self.snap, qvec, allowed, self.ranking.candidates)
         return cands
 
     def _chunk_notes(self, chunk_ids: list[int]) -> dict[int, int]:
@@ -448,8 +449,10 @@ class Searcher:
         exact_missing = bool(evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}",
                                                                 best["body"]))
         rare_hit = lex_rank is not None and bool(evidence.rare & set(found)) and not exact_missing
+        # No cosine (no vectors yet, or the model knows too few of the query's pieces): the band is the
+        # keywords' alone, never high on them, rather than a cosine of 0 reading as "no answer".
         score = confidence(cosine, evidence.weighted_coverage(found), evidence.unseen_share) \
-            if vectors_available else None
+            if vectors_available and cosine is not None else None
         band = band_for(score, coverage, rare_hit, exact_missing, self.thresholds)
         snippet = make_snippet(best["body"], lexq.terms)
         heading_path = [p for p in best["heading"].split(" > ") if p]
