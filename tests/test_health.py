@@ -265,6 +265,23 @@ def test_coverage_stale_skipped_excluded_and_alias_links(demo_copy: Path, tmp_pa
     assert '"Projects/Search Engine/Setup|Search Engine dev setup"' in fix
 
 
+def test_a_credential_in_a_file_name_is_never_in_the_report(demo_copy: Path, tmp_path: Path) -> None:
+    """The index skips such a note under its redacted name; the walk of the disk must name it the same
+    way, or the stale section lists the raw name as "not in the index yet"."""
+    token = "ghp_" + "FILENAMEabcdefghijklmnopqrstuvwxyz0123"
+    (demo_copy / "Reading" / f"key {token}.md").write_text("# x\n", encoding="utf-8")
+    (demo_copy / "Private" / f"old {token}.md").write_text("# y\n", encoding="utf-8")  # excluded as well
+    index = open_index(demo_copy, tmp_path / "index")
+    try:
+        index.index()
+        result = health_pages.build_health(index, details=True)
+    finally:
+        index.close()
+    assert token not in json.dumps(result)
+    assert [i["path"] for i in section(result, "skipped")] == ["Reading/key [REDACTED:github].md"]
+    assert section(result, "stale") == []
+
+
 def test_without_a_model_or_notes(demo_copy: Path, tmp_path: Path) -> None:
     index = open_index(demo_copy, tmp_path / "lexical", load_model=False)
     try:

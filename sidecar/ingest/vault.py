@@ -158,6 +158,10 @@ class Vault:
             self._path_secrets[rel] = redacted.text.replace("\n", "/")
         return self._path_secrets[rel]
 
+    def shown_path(self, rel: str) -> str:
+        """The path as the index stores and serves it: redacted where a name holds a credential."""
+        return self._path_with_secret(rel) or rel
+
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """Files below the root, sorted; hidden folders are pruned, symlinks must stay inside the vault.
 

@@ -405,10 +405,11 @@ def scan_disk(vault: Vault) -> DiskFiles:
     disk = DiskFiles()
     for rel, st in vault.walk():  # the same walk the indexer scans with (hidden folders pruned)
         reason = vault.exclusion_reason(rel)
+        shown = vault.shown_path(rel)  # a credential in a name is never served, here as in the index
         if reason:
-            disk.excluded[rel] = reason
+            disk.excluded[shown] = reason
         elif rel.lower().endswith(".md"):
-            disk.notes[rel] = (st.st_size, st.st_mtime_ns)
+            disk.notes[shown] = (st.st_size, st.st_mtime_ns)
     return disk
 
 
