@@ -15,6 +15,7 @@ from jsonschema import Draft7Validator
 from build_tasks import protocol
 from sidecar.commands.cli import main
 from sidecar.core import VaultIndex
+from sidecar.errors import InvalidParams
 from sidecar.ingest.redact import redact
 from sidecar.report import health, health_pages
 from tests import demo_facts
@@ -69,8 +70,9 @@ def test_only_requested_sections(demo_index: VaultIndex, report: dict[str, Any])
     part = demo_index.health(["secrets", "orphans"])
     assert [s["id"] for s in part["sections"]] == ["secrets", "orphans"]
     assert part["summary"] == report["summary"]  # the summary always counts everything
-    with pytest.raises(ValueError, match="unknown health section"):
-        demo_index.health(["no_such_section"])
+    with pytest.raises(InvalidParams, match="no section 'no_such_section'") as refused:
+        demo_index.health(["no_such_section"])  # a client's mistake, not an internal error
+    assert refused.value.data["field"] == "sections" and "orphans" in refused.value.data["allowed"]
 
 
 # ---- links ------------------------------------------------------------------------------------------

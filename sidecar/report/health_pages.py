@@ -59,7 +59,8 @@ def build_health(index: IndexView, sections: list[str] | None = None, details: b
     wanted = list(SECTION_IDS) if sections is None else sections
     unknown = [s for s in wanted if s not in SECTION_IDS]
     if unknown:
-        raise ValueError(f"unknown health section(s) {', '.join(unknown)}; known: {', '.join(SECTION_IDS)}")
+        raise InvalidParams(f"sections: no section {', '.join(repr(s[:100]) for s in unknown[:5])}; sections: "
+                            f"{', '.join(SECTION_IDS)}", {"field": "sections", "allowed": list(SECTION_IDS)})
     found, ctx = _findings(index)
     out: list[HealthSection] = []
     for spec in SECTIONS:
