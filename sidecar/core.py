@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sidecar import __version__
-from sidecar.config import HOLD_MODEL_ENV, Settings, env_text
+from sidecar.config import HOLD_MODEL_ENV, Settings, default_index_dir, env_text
 from sidecar.errors import IndexNotReady, NotFound
 from sidecar.ingest import redact
 from sidecar.ingest.embed import DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
@@ -88,6 +88,7 @@ class VaultIndex:
         """`model_later`: open without the model; `load_model()` brings it in (serve answers meanwhile)."""
         self.settings = settings
         _refuse_index_inside_vault(settings)
+        _refuse_a_folder_of_other_files(settings)
         private_dir(settings.index_dir)  # the index holds every note's text: 0700, whatever the umask
         self._vectors_wanted = vectors
         conn, self.backend = connect(settings.db_path, prefer=settings.sqlite_driver, vectors=vectors)
@@ -241,9 +242,7 @@ class VaultIndex:
         if self.building:
             return IndexNotReady("the index is being built and has no notes yet: try again in a minute",
                                  {"retryable": True})
-        vault = self.settings.vault
-        return IndexNotReady(f"index not built yet: run `sidecar index --vault {vault}` or `sidecar serve`, then try again",
-                             {"retryable": False})
+        return index_not_built(self.settings)
 
     def require_index(self, answer_while_building: bool = False) -> None:
         """An index not ready is an error: for agents (MCP, `sidecar context`) also while it is being built.
@@ -450,6 +449,21 @@ def _hold_for_tests() -> None:
     deadline = time.monotonic() + 60
     while hold and not os.path.exists(hold) and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+def index_not_built(settings: Settings) -> IndexNotReady:
+    where = "" if settings.index_dir == default_index_dir(settings.vault) else f" --index {settings.index_dir}"
+    return IndexNotReady(f"index not built yet: run `sidecar index --vault {settings.vault}{where}` or `sidecar "
+                         "serve`, then try again", {"retryable": False})
+
+
+def _refuse_a_folder_of_other_files(settings: Settings) -> None:
+    """The index folder is made private (0700): only a new or empty folder, or one that already holds
+    an index, is taken for it, never a folder of the user's own (`--index ~`)."""
+    folder = settings.index_dir
+    if folder.is_dir() and not settings.db_path.exists() and any(folder.iterdir()):
+        raise ValueError(f"the index folder {folder} holds other files and no index: the index keeps its own "
+                         "folder, readable by you alone. Choose a new or empty --index folder.")
 
 
 def _refuse_index_inside_vault(settings: Settings) -> None:

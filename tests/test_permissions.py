@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sidecar.commands.cli import main
 from sidecar.config import Settings
 from sidecar.core import VaultIndex
 from sidecar.serve.tokens import rpc_token
@@ -71,3 +72,29 @@ def test_an_index_made_readable_by_an_older_version_is_tightened(tmp_path: Path)
         assert mode(index_dir / "rpc-token") == 0o600
     finally:
         core.close()
+
+
+def test_a_folder_of_the_users_own_files_is_never_taken_for_the_index(tmp_path: Path) -> None:
+    """`--index ~` (or any folder holding other files) would make that folder 0700: refused, untouched."""
+    vault, own = tmp_path / "vault", tmp_path / "documents"
+    vault.mkdir()
+    own.mkdir(mode=0o755)
+    os.chmod(own, 0o755)
+    (own / "readme.txt").write_text("mine\n")
+    with pytest.raises(ValueError, match="holds other files and no index"):
+        VaultIndex(Settings(vault=vault, index_dir=own), load_model=False)
+    assert mode(own) == 0o755 and sorted(p.name for p in own.iterdir()) == ["readme.txt"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    VaultIndex(Settings(vault=vault, index_dir=empty), load_model=False).close()  # a new or empty folder is taken
+    assert mode(empty) == 0o700
+
+
+def test_reading_commands_never_make_an_index_where_a_mistyped_path_points(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    vault, typo = tmp_path / "vault", tmp_path / "idnex"
+    vault.mkdir()
+    for command in (["status"], ["search", "anything"], ["health"], ["related", "Home"], ["context", "anything"]):
+        assert main([*command, "--vault", str(vault), "--index", str(typo)]) == 1
+        assert f"index not built yet: run `sidecar index --vault {vault} --index {typo}`" in capsys.readouterr().err
+    assert not typo.exists()

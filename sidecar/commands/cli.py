@@ -25,7 +25,7 @@ from sidecar.config import (
     env_text,
     from_env,
 )
-from sidecar.core import VaultIndex
+from sidecar.core import VaultIndex, index_not_built
 from sidecar.errors import SidecarError
 from sidecar.protocol_types import (
     RELATED_LIMIT_DEFAULT,
@@ -108,10 +108,14 @@ def _flag_parser(s: Setting) -> Callable[[str], object]:
     return parse
 
 
-def open_index(args: argparse.Namespace, **kwargs: Any) -> VaultIndex:
+def open_index(args: argparse.Namespace, *, built: bool = False, **kwargs: Any) -> VaultIndex:
+    """The vault's index; `built`: it must exist already (a command that only reads it never makes an
+    empty one where a mistyped --index points)."""
     settings = settings_from(args)
     if not settings.vault.is_dir():
         raise FileNotFoundError(f"vault folder not found: {settings.vault}")
+    if built and not settings.db_path.exists():
+        raise index_not_built(settings)
     return VaultIndex(settings, **kwargs)
 
 
@@ -204,7 +208,7 @@ def _index_text(report: dict[str, Any], status: Mapping[str, Any]) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     from sidecar.serve.ports import running_state  # noqa: PLC0415
 
-    index = open_index(args)
+    index = open_index(args, built=True)
     # and a running `serve` for this index, or None
     status: dict[str, Any] = {**index.status(), "serving": running_state(index.settings.index_dir)}
     emit(args, status, lambda: _status_text(status))
@@ -243,7 +247,7 @@ def _serving_text(state: dict[str, Any]) -> str:
 def cmd_search(args: argparse.Namespace) -> int:
     params = _checked("search", query=args.query, limit=args.limit, mode=args.mode, explain=args.explain,
                       max_tokens=args.max_tokens, filters=_filters(args))
-    index = open_index(args)
+    index = open_index(args, built=True)
     result = index.search(**params)
     emit(args, result, lambda: _search_text(result, args.explain))
     return 0
@@ -281,7 +285,7 @@ def _search_text(result: SearchResponse, explain: bool) -> str:
 
 def cmd_related(args: argparse.Namespace) -> int:
     limit = _checked("related", limit=args.limit)["limit"]  # the note is found by name below, then confined
-    index = open_index(args)
+    index = open_index(args, built=True)
     path = index.resolve_note(args.note)
     result = index.related(path=path, limit=limit)
     emit(args, result, lambda: _related_text(result))
@@ -493,7 +497,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     from sidecar.report.health_pages import build_health  # noqa: PLC0415  (only this command needs it)
 
     # --json adds the machine-readable item fields (link target, secret kind...) to the protocol's shape.
-    report = build_health(open_index(args), args.section, details=args.json)
+    report = build_health(open_index(args, built=True), args.section, details=args.json)
     if args.md:
         print(to_markdown(report, args.max_items))
     else:
@@ -548,7 +552,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     query = _context_query(args.text)
     params = _checked("search", query=query, limit=args.limit, mode=args.mode, max_tokens=args.max_tokens,
                       filters=_filters(args))
-    index = open_index(args)
+    index = open_index(args, built=True)
     index.require_index()
     result = index.search(**params)
     payload = context_answer(result, args.max_tokens)
