@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,3 +143,62 @@ async def test_connections_to_the_mcp_socket_send_without_waiting_for_acks() -> 
     finally:
         server.close()
         await server.wait_closed()
+
+
+SHADOW = "raise ImportError('a file named mcp.py where the sidecar was started')\n"
+
+
+def shadowing_folder(base: Path) -> Path:
+    """A folder holding an mcp.py, as a user's project may: `python -m` puts the folder it starts in
+    first on sys.path, where that file shadows the MCP SDK."""
+    folder = base / "project"
+    folder.mkdir()
+    (folder / "mcp.py").write_text(SHADOW, encoding="utf-8")
+    return folder
+
+
+def test_serve_says_mcp_is_off_when_it_cannot_start(tmp_path: Path) -> None:
+    """JSON-RPC goes on; status and serve.json say MCP is off and why, and the log does, instead of
+    advertising a port nobody answers on."""
+    shadow = shadowing_folder(tmp_path)
+    server = start_sidecar(small_vault(tmp_path / "v"), tmp_path / "index", "--mcp-port", "0",
+                           env={"PYTHONPATH": str(shadow), "SIDECAR_MCP_TOKEN": "t" * 32})
+    try:
+        mcp = server.call("status")["mcp"]
+        for _ in range(600):  # the failure comes when the MCP side loads, after the handshake
+            if not mcp["enabled"]:
+                break
+            time.sleep(0.05)
+            mcp = server.call("status")["mcp"]
+        assert mcp["enabled"] is False and mcp["port"] is None
+        assert "MCP is off" in mcp["note"] and "mcp.py where the sidecar was started" in mcp["note"]
+        state = running_state(tmp_path / "index")
+        assert state is not None and state["mcp_port"] is None and "MCP is off" in state["mcp_note"]
+        server.wait_ready()
+        assert server.call("search", query="sourdough")["results"]
+    finally:
+        server.stop()
+    assert "MCP is off" in server.stderr_path.read_text()
+
+
+def test_the_printed_stdio_command_runs_from_a_folder_that_shadows_its_modules(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents start `mcp-config`'s command in the user's project folder: with `python -m` and no `-P`,
+    an mcp.py there ran instead of the SDK."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from sidecar.config import Settings
+    from sidecar.serve import mcp_config
+
+    monkeypatch.setattr(mcp_config.shutil, "which", lambda _name: None)  # no `sidecar` on PATH: python runs it
+    command = mcp_config.stdio_command(Settings(vault=small_vault(tmp_path / "v"), index_dir=tmp_path / "index"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDECAR_")} | {"HF_HUB_OFFLINE": "1"}
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=shadowing_folder(tmp_path))
+
+    async def tools() -> list[str]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return [tool.name for tool in (await session.list_tools()).tools]
+
+    assert "search" in asyncio.run(asyncio.wait_for(tools(), 120))

@@ -219,7 +219,8 @@ export function resolveCommand(setting: string | undefined, env: NodeJS.ProcessE
   if (sidecar) return { argv: [sidecar], source: "path" };
   // The Python the setup and the settings' Installation row would pick first (checkPython proves its version).
   const python = pythonCandidates(hostWith(env), isExecutable, extra)[0];
-  if (python) return { argv: [...python.argv, "-m", "sidecar"], source: "python" };
+  // -P: the vault folder (or wherever Obsidian runs) must not shadow a module the sidecar imports.
+  if (python) return { argv: [...python.argv, "-P", "-m", "sidecar"], source: "python" };
   throw new SidecarStartError("not_found", "The sidecar is not installed (neither `sidecar` nor Python 3 was found).", {
     hint: SETUP_HINT,
   });

@@ -187,7 +187,7 @@ describe("command resolution", () => {
     expect(none?.hint).toMatch(/pip install --user vault_sidecar-VERSION-py3-none-any\.whl/);
     expect(none?.hint).not.toMatch(/pipx/);
     const py = exe("python3", "echo 3.12");
-    expect(resolveCommand("", env, [])).toEqual({ argv: [py, "-m", "sidecar"], source: "python" });
+    expect(resolveCommand("", env, [])).toEqual({ argv: [py, "-P", "-m", "sidecar"], source: "python" });
     const sc = exe("sidecar", "exit 0");
     expect(resolveCommand("", env, [])).toEqual({ argv: [sc], source: "path" });
     expect(resolveCommand("", env, [], "/data/vault-sidecar/env/bin/sidecar"))
@@ -205,7 +205,7 @@ describe("command resolution", () => {
     const newer = exe("python3.12", "echo 3.12");
     const host = { platform: process.platform as Platform, env, home: dir };
     expect(pythonCandidates(host, isExecutable, [])[0]?.argv).toEqual([newer]);
-    expect(resolveCommand("", env, [])).toEqual({ argv: [newer, "-m", "sidecar"], source: "python" });
+    expect(resolveCommand("", env, [])).toEqual({ argv: [newer, "-P", "-m", "sidecar"], source: "python" });
   });
 
   it("searches the extra folders after PATH", () => {

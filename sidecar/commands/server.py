@@ -266,8 +266,12 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     mcp_task: asyncio.Task[None] | None = None
     if options.mcp_port is not None:
         service.mcp_token = token_for_mcp = mcp_token()
+        def mcp_failed(why: str) -> None:  # said where a client looks: status, serve.json (mcp-config)
+            service.mcp = McpPlacement(service.mcp.requested, None, why)
+            write_state(settings.index_dir, rpc_port, service.mcp, __version__)
+
         mcp_task, service.mcp = await start_with_fallback(
-            lambda port: _start_mcp(core, token_for_mcp, port, service.gate), options.mcp_port)
+            lambda port: _start_mcp(core, token_for_mcp, port, service.gate, mcp_failed), options.mcp_port)
     write_state(settings.index_dir, rpc_port, service.mcp, __version__)
     _handshake(rpc_port, service.mcp)
     if await asyncio.to_thread(core.index_not_ready) is None:  # an index to serve: the scan first, then the model
@@ -352,23 +356,30 @@ def _bound_port(site: web.TCPSite) -> int:
     return int(sockets[0].getsockname()[1])
 
 
-async def _start_mcp(core: VaultIndex, token: str, port: int, gate: ReadGate) -> tuple[asyncio.Task[None], int]:
+async def _start_mcp(core: VaultIndex, token: str, port: int, gate: ReadGate,
+                     failed: Callable[[str], None]) -> tuple[asyncio.Task[None], int]:
     """Bind and listen now: a port in use fails here (ports.py falls back), and an agent that connects
     at once waits in the backlog. The MCP SDK and uvicorn (~0.4 s of imports) load after the handshake."""
     sock = bind_loopback(port)
     sock.listen(MCP_BACKLOG)
-    return asyncio.create_task(_serve_mcp(core, token, sock, gate), name="mcp-http"), int(sock.getsockname()[1])
+    task = asyncio.create_task(_serve_mcp(core, token, sock, gate, failed), name="mcp-http")
+    return task, int(sock.getsockname()[1])
 
 
-async def _serve_mcp(core: VaultIndex, token: str, sock: socket.socket, gate: ReadGate) -> None:
+async def _serve_mcp(core: VaultIndex, token: str, sock: socket.socket, gate: ReadGate,
+                     failed: Callable[[str], None]) -> None:
+    """MCP on the bound socket until stopped. If it cannot start or stops by itself (the SDK shadowed
+    by an mcp.py where `python -m` was started, say), JSON-RPC goes on and the port says it is off."""
     try:
         await asyncio.to_thread(core.snapshot)  # the one the first search needs (read_model's first step) goes first
         mcp_server = await asyncio.to_thread(importlib.import_module, "sidecar.adapters.mcp.server")  # off the loop
         server = await asyncio.to_thread(mcp_server.McpHttpServer, core, token, gate=gate, sock=sock)
-    except BaseException:
+        await server.serve()
+    except Exception as exc:
+        log.error("MCP is off: %s: %s", type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG))
+        failed(f"MCP is off: it failed to start ({type(exc).__name__}: {str(exc)[:300]})")
+    finally:
         sock.close()
-        raise
-    await server.serve()
 
 
 def _stdin_is_pipe() -> bool:

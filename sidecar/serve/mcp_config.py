@@ -15,8 +15,10 @@ SERVER_NAME = "vault-sidecar"
 
 
 def sidecar_argv() -> list[str]:
+    """The command that runs this sidecar. `-P`: an agent starts it in the user's project folder, and a
+    file there named like a module it imports (mcp.py, yaml.py) would shadow it and run instead."""
     exe = shutil.which("sidecar")
-    return [exe] if exe else [sys.executable, "-m", "sidecar"]
+    return [exe] if exe else [sys.executable, "-P", "-m", "sidecar"]
 
 
 def _vault_args(settings: Settings) -> list[str]:
