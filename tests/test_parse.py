@@ -662,3 +662,16 @@ def test_a_long_heading_and_title_are_bounded() -> None:
     assert note.headings[0].text.startswith("word word") and not note.headings[0].text.endswith(" ")
     assert len(note.title) <= MAX_HEADING_CHARS
     assert bounded_text("short") == "short" and bounded_text("a" * 400) == "a" * MAX_HEADING_CHARS
+
+
+def test_a_redacted_property_keeps_its_type() -> None:
+    """Redaction runs before parsing, and its marker is YAML for a list: `password: [REDACTED:...]` was
+    read as a list of a list, `tags: [ghp_...]` as a list holding a list."""
+    from sidecar.ingest.redact import redact
+
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    note = parse_note("n.md", redact(f"---\ntags: [{token}, travel]\npassword: Zx9!kLm2Qp44wE\n"
+                                     f"api: \"key {token} here\"\n---\nbody\n").text)
+    assert note.frontmatter["tags"] == ["[REDACTED:github]", "travel"]
+    assert note.frontmatter["password"] == "[REDACTED:generic_secret]"
+    assert note.frontmatter["api"] == "key [REDACTED:github] here"

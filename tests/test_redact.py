@@ -317,6 +317,43 @@ def test_aws_secret_key_next_to_its_access_key_id() -> None:
     assert key_id not in out.text
 
 
+def test_aws_secret_key_told_after_its_key_id_in_prose() -> None:
+    rng = random.Random(41)
+    key_id, secret = f"AKIA{_rand(rng, UPPER_DIGITS, 16)}", _rand(rng, B64, 40)
+    out = redact(f"AWS for the backups: {key_id} with secret {secret}, rotate in March\n")
+    assert out.findings == (Finding("aws_access_key", 1), Finding("aws_secret_key", 1))
+    assert secret not in out.text and key_id not in out.text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("mysql -u root -pMyRootPw99 shop", "MyRootPw99"),
+    ("mysqldump -h db.internal -u admin -p'S3cr3t!x' shop > shop.sql", "S3cr3t!x"),
+])
+def test_a_password_glued_to_a_mysql_client_flag(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out.text and out.findings == (Finding("password", 1),)
+
+
+WIF = "5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dZ1jvhTVqvbTLvyTJ"  # the well-known example key of the Bitcoin wiki
+
+
+def test_a_wallet_key_and_a_recovery_phrase() -> None:
+    phrase = "legal winner thank year wave sausage worth useful legal winner thank yellow"  # a BIP-39 test vector
+    out = redact(f"cold wallet {WIF}\nSeed phrase:\n{phrase}\n")
+    assert WIF not in out.text and phrase not in out.text
+    assert out.findings == (Finding("private_key", 1), Finding("private_key", 3))
+
+
+@pytest.mark.parametrize("text", [
+    f"a look-alike {WIF[:-1]}K whose checksum fails",
+    "mysql -p -u root (it asks for the password)",
+    "The recovery phrase: never share these words with anyone online because scammers will take funds",
+    "seed words come from the BIP-39 list of two thousand and forty-eight english words",
+])
+def test_what_only_looks_like_a_wallet_key_or_a_password(text: str) -> None:
+    assert redact(text).findings == ()
+
+
 def test_aws_secret_shaped_value_without_context_is_kept() -> None:
     value = _rand(random.Random(5), B64, 40)
     text = f"checksum blob {value} in the manifest"

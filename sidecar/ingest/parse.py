@@ -52,6 +52,7 @@ from urllib.parse import unquote
 import yaml
 from yaml.nodes import Node
 
+from sidecar.ingest.redact import MARKER
 from sidecar.notes import Heading, Link, LinkKind, ParsedNote
 
 MAX_FRONTMATTER_CHARS = 65_536
@@ -125,14 +126,30 @@ def _load_yaml(yaml_text: str) -> dict[str, object]:
     deep = _DEEP_FLOW.search(yaml_text)
     if deep is not None:  # PyYAML's scanner is slow (superlinear) on such lines
         raise _FrontmatterError(f"nested deeper than {MAX_YAML_DEPTH} levels", yaml_text.count("\n", 0, deep.start()))
-    data = _run_loader(yaml_text)
+    # A redaction marker is YAML for a list ("token: [REDACTED:github]"): it is read as the string it stands for.
+    marked = "[REDACTED:" in yaml_text
+    data = _run_loader(MARKER.sub(lambda m: f"{_OPEN}{m.group(1)}{_CLOSE}", yaml_text) if marked else yaml_text)
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise _FrontmatterError(f"not a mapping but a {type(data).__name__}")
-    safe = _json_safe(data, _Budget(), 0)
+    safe = _json_safe(_markers_back(data) if marked else data, _Budget(), 0)
     assert isinstance(safe, dict)
     return safe
+
+
+_OPEN, _CLOSE = "\u27e6", "\u27e7"  # brackets YAML gives no meaning to
+
+
+def _markers_back(value: object) -> object:
+    """The strings the loader read with a marker in them, spelt as the marker again ("[REDACTED:github]")."""
+    if isinstance(value, str):
+        return value.replace(_OPEN, "[").replace(_CLOSE, "]")
+    if isinstance(value, dict):
+        return {_markers_back(k): _markers_back(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_markers_back(v) for v in value]
+    return value
 
 
 _C_SAFE_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)

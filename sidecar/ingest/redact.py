@@ -65,7 +65,7 @@ _MAX_PASSES = 4  # a pass can expose a fragment a longer loser covered; repeat t
 # A token must not run on into more token characters.
 _R = r"(?![A-Za-z0-9_-])"
 
-_MARKER = re.compile(r"\[REDACTED:[a-z_]{1,40}\]")
+MARKER = re.compile(r"\[(REDACTED:[a-z_]{1,40})\]")  # what replaces a credential (_marker)
 _DATA_URI = re.compile(r"data:[\w.+-]{1,60}/[\w.+-]{1,80}(?:;[\w=.-]{1,40})*;base64,[A-Za-z0-9+/]++=*")
 # Every character str.splitlines() treats as a boundary, so both "\n" counts and
 # splitlines() counts survive the rewrite.
@@ -170,6 +170,34 @@ def _aws_secret_ok(value: str) -> bool:
     # 40 chars of base64 alphabet; requiring both letter cases rules out hex digests.
     has_cases = any(c.islower() for c in value) and any(c.isupper() for c in value)
     return has_cases and _entropy(value) >= 3.5 and not _is_placeholder(value)
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _wif_ok(value: str) -> bool:
+    """Base58Check: the last 4 bytes are the first 4 of the double SHA-256 of the rest (1 chance in 4
+    billion for a word that merely looks like one)."""
+    number = 0
+    for char in value:
+        number = number * 58 + _BASE58.index(char)
+    raw = number.to_bytes(38, "big").lstrip(b"\0")
+    body, check = raw[:-4], raw[-4:]
+    return len(raw) in (37, 38) and hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == check
+
+
+# Words a sentence about a phrase has and BIP-39's word list does not.
+_PROSE_WORDS = frozenset((
+    "the", "and", "you", "your", "with", "from", "this", "that", "are", "have", "for", "not", "but", "will", "was",
+    "were", "they", "them", "his", "her", "its", "our", "can", "into", "than", "then", "when", "what", "which",
+    "should", "would", "could", "there", "their", "these", "those", "been", "being", "has", "had", "does", "did",
+))
+
+
+def _seed_phrase_ok(value: str) -> bool:
+    """12, 15, 18, 21 or 24 words (BIP-39 lengths), none of them a word prose cannot do without."""
+    words = value.split()
+    return len(words) in (12, 15, 18, 21, 24) and not _PROSE_WORDS.intersection(words)
 
 
 def _url_password_ok(value: str) -> bool:
@@ -374,6 +402,14 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(_AWS_KEY_ID + r"[\"']?[ \t]*[,;:|\t][ \t]*[\"']?" + _AWS_SK_VALUE),
         _when(_aws_secret_ok),
     ),
+    # ... or told after its access key id in prose, on the same line ("AKIA... with secret 9dKq2+...").
+    _Rule(
+        "aws_secret_key",
+        _P_AWS_SECRET,
+        re.compile(_AWS_KEY_ID + rf"[^\n]{{0,60}}?(?:{_variants('secret')})[^\n]{{0,20}}?[^A-Za-z0-9/+\n]"
+                   + _AWS_SK_VALUE),
+        _when(_aws_secret_ok),
+    ),
     # Stripe: secret "sk_" and restricted "rk_" keys, live or test, + 24+ alphanumerics;
     # webhook signing secrets "whsec_". Publishable "pk_" keys are public by design.
     _token("stripe", "sk_", r"(?:live|test)_[A-Za-z0-9]{20,247}+"),
@@ -538,6 +574,20 @@ _RULES: tuple[_Rule, ...] = (
           re.compile(r"(?i)(?<![\w-])(?:password|passphrase|passcode|pin|pwd)[ \t]+(?:is|was)[ \t]+"
                      r"[\"'`]?(?P<s>[^\s\"'`]{6,64}+)"),
           _when(_prose_password_ok), ("pass", "pin", "pwd")),
+    # The MySQL/MariaDB clients take a password glued to -p ("mysql -u root -pMyRootPw99").
+    _Rule("password", _P_GENERIC + 1,
+          re.compile(r"(?i)(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)[ \t][^\n]{0,200}?"
+                     r"(?<=[ \t])-p[\"']?(?P<s>[^\s\"'`]{4,64}+)"),
+          _when(_prose_password_ok), ("mysql", "mariadb")),
+    # A Bitcoin private key in wallet import format: base58, and its checksum must hold.
+    _Rule("private_key", _P_TOKEN, re.compile(r"(?<![1-9A-HJ-NP-Za-km-z])[5KL][1-9A-HJ-NP-Za-km-z]{50,51}"
+                                              r"(?![1-9A-HJ-NP-Za-km-z])"), _when(_wif_ok)),
+    # A wallet's recovery phrase (BIP-39: 12 to 24 lowercase words) after the name that says so.
+    _Rule("private_key", _P_PRIVATE_KEY,
+          re.compile(r"(?i)(?:seed|recovery|mnemonic|backup|secret)[ \t]*(?:phrase|words|mnemonic)?[\"'`*]{0,2}"
+                     r"[ \t]*[:=-]?[ \t]*(?:\r?\n[ \t]*)?[\"'`]?(?P<s>(?-i:[a-z]{3,8})(?:[ \t]+(?-i:[a-z]{3,8})){11,23})"
+                     r"(?![ \t]+[a-z])"),
+          _when(_seed_phrase_ok), ("seed", "recovery", "mnemonic", "backup", "secret")),
     # Telegram bot token: numeric bot id (8-10 digits) ":" 35 base64url. Anchored on the
     # colon so the engine can skip ahead; _telegram reads the id backwards.
     _Rule("telegram_bot", _P_TOKEN, re.compile(r":(?<=[0-9]:)[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), _telegram),
@@ -629,7 +679,7 @@ KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in _RULES))  # i
 
 
 def _candidates(text: str) -> Iterator[_Candidate]:
-    for protected in (_MARKER, _DATA_URI):
+    for protected in (MARKER, _DATA_URI):
         for m in protected.finditer(text):
             yield _Candidate(m.start(), m.end(), _P_PROTECTED, "")
     lowered = text.lower()
