@@ -228,7 +228,9 @@ async def test_an_edit_made_meanwhile_is_a_conflict_never_overwritten(served: Se
 REFUSED_NEW = ["../x.md", "../../x.md", "/tmp/x.md", "~/x.md", "C:/x.md", "C:\\x.md", "\\\\server\\x.md",
                "Links/../../x.md", "Links/./../../x.md", ".obsidian/new.md", ".obsidian/x/new.md", ".trash/new.md",
                ".git/new.md", "Private/new.md", "LinkDir/new.md", "Links/.hidden.md", "Links/new.txt", "x.md\x00.md",
-               "Links/new.md ", "Links./new.md", "Target.md", "Escape.md", "Links/L000.md", "Links", ""]
+               "Links/new.md ", "Links./new.md", "Target.md", "Escape.md", "Links/L000.md", "Links", "",
+               "Links/a|b.md", "Links/new\nline.md", "Links/[[x]].md", "CON.md", "aux/x.md", "n" * 300 + ".md",
+               "links/new.md", "big.md", "Links/l000.md"]  # names Obsidian refuses; twins by case only
 REFUSED_EXISTING = [*ESCAPES, ".obsidian/app.json", "Private/Plan.md", "LinkDir/outside.md", "Links"]
 
 

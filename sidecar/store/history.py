@@ -32,15 +32,19 @@ CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """What one edit did to one file: `before` None is a creation, `after` None a deletion."""
+    """What one edit did to one file: `before` None is a creation, `after` None a deletion. Records
+    from before `trashed` and `made_folder` existed lack them: they read as None."""
 
     before: str | None
     after: str | None
     version: int | None  # the saved previous content (None for a creation)
     hash_after: str | None  # the content hash it left, to tell whether it was changed since
+    trashed: str | None = None  # a deletion: where in the vault's .trash/ the file went (undo moves it back)
+    made_folder: str | None = None  # the topmost folder the edit created for `after` (undo removes it if empty)
 
     def to_json(self) -> dict[str, Any]:
-        return {"before": self.before, "after": self.after, "version": self.version, "hash_after": self.hash_after}
+        return {"before": self.before, "after": self.after, "version": self.version, "hash_after": self.hash_after,
+                "trashed": self.trashed, "made_folder": self.made_folder}
 
 
 class History:
@@ -82,6 +86,12 @@ class History:
             if undoes is not None:
                 self.conn.execute("UPDATE edits SET undone_by = ? WHERE id = ?", (edit_id, undoes))
         self.prune()
+
+    def discard(self, edit_id: int) -> None:
+        """Forget an edit that changed no file (it failed first): its log entry and the versions it saved."""
+        with self.conn:
+            self.conn.execute("DELETE FROM versions WHERE edit_id = ?", (edit_id,))
+            self.conn.execute("DELETE FROM edits WHERE id = ?", (edit_id,))
 
     def prune(self) -> None:
         with self.conn:

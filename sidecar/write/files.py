@@ -20,7 +20,7 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 TRASH = ".trash"  # Obsidian's own "move to the vault's trash" folder
 # Every call below works relative to a folder descriptor; where the OS cannot (Windows), writes stay off.
-SUPPORTED = {os.open, os.stat, os.mkdir, os.rename, os.unlink} <= os.supports_dir_fd  # (replace: as rename)
+SUPPORTED = {os.open, os.stat, os.mkdir, os.rename, os.unlink, os.rmdir} <= os.supports_dir_fd  # (replace: as rename)
 
 
 class UnsafePath(Exception):
@@ -35,11 +35,16 @@ class VaultFiles:
         self.locate = locate
 
     @contextlib.contextmanager
-    def folder(self, rel_folder: str, create: bool = False) -> Iterator[int]:
+    def folder(self, rel_folder: str, create: bool = False, made: list[str] | None = None) -> Iterator[int]:
+        """The folder's descriptor; `create` makes missing folders, and `made` gets the topmost one made."""
         fd = os.open(self.root, os.O_RDONLY | DIRECTORY)
         try:
+            walked: list[str] = []
             for part in [p for p in rel_folder.split("/") if p]:
-                child = _open_child(fd, part, create)
+                walked.append(part)
+                child, new = _open_child(fd, part, create)
+                if new and made is not None and not made:
+                    made.append("/".join(walked))
                 os.close(fd)
                 fd = child
             yield fd
@@ -60,9 +65,11 @@ class VaultFiles:
                     raise UnsafePath(rel)
                 return handle.read()
 
-    def write(self, rel: str, data: bytes, must_be_new: bool) -> None:
+    def write(self, rel: str, data: bytes, must_be_new: bool) -> str | None:
+        """Returns the topmost folder it had to make for a new note (None: none)."""
         folder, name = split(self.locate(rel))
-        with self.folder(folder, create=must_be_new) as dir_fd:
+        made: list[str] = []
+        with self.folder(folder, create=must_be_new, made=made) as dir_fd:
             mode = self._existing_mode(dir_fd, name, must_be_new)
             temp = f".sidecar-{secrets.token_hex(6)}.tmp"
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644, dir_fd=dir_fd)
@@ -80,6 +87,7 @@ class VaultFiles:
                 with contextlib.suppress(OSError):
                     os.unlink(temp, dir_fd=dir_fd)
                 raise
+        return made[0] if made else None
 
     @staticmethod
     def _existing_mode(dir_fd: int, name: str, must_be_new: bool) -> int | None:
@@ -95,15 +103,32 @@ class VaultFiles:
             raise UnsafePath(name)
         return stat.S_IMODE(st.st_mode)
 
-    def move(self, src: str, dst: str) -> None:
-        """Rename within the vault; the destination must not exist (folders are made as needed)."""
+    def move(self, src: str, dst: str) -> str | None:
+        """Rename within the vault; the destination must not exist (folders are made as needed).
+        Returns the topmost folder it made (None: none)."""
         (src_folder, src_name), (dst_folder, dst_name) = split(self.locate(src)), split(self.locate(dst))
-        with self.folder(src_folder) as src_fd, self.folder(dst_folder, create=True) as dst_fd:
+        made: list[str] = []
+        with self.folder(src_folder) as src_fd, self.folder(dst_folder, create=True, made=made) as dst_fd:
             if _exists(dst_fd, dst_name):
                 raise FileExistsError(dst)
             if stat.S_ISLNK(os.stat(src_name, dir_fd=src_fd, follow_symlinks=False).st_mode):
                 raise UnsafePath(src)
             os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+        return made[0] if made else None
+
+    def remove_empty(self, rel_folder: str, top: str) -> None:
+        """Remove `rel_folder`, then each parent up to and including `top`, while they are empty: the
+        folders an edit made, left behind when its undo moves the note out. Never a folder above `top`."""
+        if rel_folder != top and not rel_folder.startswith(f"{top}/"):
+            return
+        parts = self.locate(rel_folder).split("/")
+        for depth in range(len(parts), len(top.split("/")) - 1, -1):
+            parent, name = "/".join(parts[:depth - 1]), parts[depth - 1]
+            try:
+                with self.folder(parent) as parent_fd:
+                    os.rmdir(name, dir_fd=parent_fd)
+            except (OSError, UnsafePath):  # not empty (the user put something there), or gone: leave it
+                return
 
     def trash(self, rel: str) -> str:
         """Move a note into the vault's .trash/ as Obsidian does; returns where it went."""
@@ -118,16 +143,17 @@ class VaultFiles:
         return target
 
 
-def _open_child(fd: int, part: str, create: bool) -> int:
+def _open_child(fd: int, part: str, create: bool) -> tuple[int, bool]:
+    """The child folder's descriptor, and whether it was made just now."""
     try:
-        return os.open(part, os.O_RDONLY | DIRECTORY | NOFOLLOW, dir_fd=fd)
+        return os.open(part, os.O_RDONLY | DIRECTORY | NOFOLLOW, dir_fd=fd), False
     except FileNotFoundError:
         if not create:
             raise
     except OSError as exc:  # ELOOP / ENOTDIR: a symlink or a file where a folder should be
         raise UnsafePath(part) from exc
     os.mkdir(part, 0o755, dir_fd=fd)
-    return os.open(part, os.O_RDONLY | DIRECTORY | NOFOLLOW, dir_fd=fd)
+    return os.open(part, os.O_RDONLY | DIRECTORY | NOFOLLOW, dir_fd=fd), True
 
 
 def split(rel: str) -> tuple[str, str]:
