@@ -60,10 +60,14 @@ def test_exclusion_reasons(vault: Vault) -> None:
     "../outside/secret.md", "/etc/passwd", "~/x.md", "C:/x.md", "Note.md\x00", "..\\outside\\secret.md",
     "link-out.md", "linked-folder/secret.md", ".obsidian/workspace.md", ".OBSIDIAN/workspace.md",
     ".git/notes.md", "Private/diary.md", "Note.md.", "Note.md ", "../vault-evil/x.md", "Archive/Old/x.md",
-    "", "Nope.md", "Archive/../../outside/secret.md",
+    "", "Nope.md", "Archive/../../outside/secret.md", "Note\ud800.md", "\udcff/Note.md",
 ])
 def test_confine_refuses_everything_outside_or_excluded(vault: Vault, bad: str) -> None:
     assert vault.confine(bad) is None
+
+
+def test_a_name_no_file_can_have_is_nowhere_not_an_error(vault: Vault) -> None:
+    assert vault.confine_new("New\ud800.md") is None  # the OS calls raised UnicodeEncodeError on it
 
 
 def test_confine_accepts_real_notes(vault: Vault) -> None:

@@ -58,6 +58,9 @@ class UnreadableNote(Exception):
     """A note that cannot be indexed; the message is the skip reason shown to the user."""
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
@@ -267,6 +270,8 @@ class Vault:
         """The path rules of confine(): relative, no `..`, no odd spellings, not hidden or excluded."""
         if not user_path or "\x00" in user_path or "\\" in user_path or len(user_path) > 1024:
             return None
+        if not user_path.isascii() and _LONE_SURROGATE.search(user_path):
+            return None  # no file can have that name: the OS calls would raise on it
         candidate = nfc(user_path)
         if candidate.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", candidate):
             return None
