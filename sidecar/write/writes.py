@@ -377,7 +377,7 @@ class NoteWriter:
         if failure is not None:
             raise partial_failure(edit_id, len(changes), failure) from failure
         main = changes[-1]
-        return {**event, "path": main.after, "content_hash": main.hash_after}
+        return {**event, "content_hash": main.hash_after}  # `path`: the note, where it is now or was
 
     def _apply_all(self, planned: list[Planned], versions: list[int | None]) -> tuple[list[Change], Exception | None]:
         """Every file of an edit, in order; on a failure, the changes made before it and the failure."""
