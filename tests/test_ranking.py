@@ -45,7 +45,8 @@ def test_a_long_list_note_does_not_outrank_the_note_about_the_thing(index: Vault
     query = "step through my chess games move by move"
     assert index.search(query)["results"][0]["path"] == "Chess Study.md"
     # the failure this guards against: undamped, the list (300 sections, 25 of them on chess) comes first
-    undamped = replace(index.ranking, long_note_damping=0.0)
+    # (with every one of its sections among the candidates: the per-note cap alone puts it second here)
+    undamped = replace(index.ranking, long_note_damping=0.0, per_note=index.ranking.candidates)
     assert index.search(query, ranking=undamped)["results"][0]["path"] == "Uncategorized plugins.md"
 
 

@@ -242,3 +242,20 @@ def test_incremental_snapshot_equals_a_full_reload(tmp_path: Path) -> None:
     assert np.allclose(after.matrix, full.matrix)
     assert after.graph.out_links == full.graph.out_links and after.graph.in_links == full.graph.in_links
     assert index.search("kites")["results"][0]["path"] == "New/Fresh.md"
+
+
+@pytest.mark.parametrize("mode", ["lexical", "semantic", "hybrid"])
+def test_a_note_of_a_thousand_alike_sections_leaves_room_for_the_others(tmp_path: Path, write_note: WriteNote,
+                                                                         mode: str) -> None:
+    """A pasted log repeating a word in every section took all 120 places of each leg's candidates, and
+    the notes that mention the word once were not found at all."""
+    write_note("Log.md", "".join(f"## Entry {i}\nzebra zebra crossing log line\n\n" for i in range(300)))
+    for i in range(5):
+        write_note(f"Trip {i}.md", f"# Trip {i}\nWe saw a zebra near the river on day {i}, then drove on.\n")
+    index = open_index(tmp_path / "vault", tmp_path / "idx")
+    try:
+        index.index()
+        found = {r["path"] for r in index.search("zebra", mode=mode, limit=10)["results"]}
+    finally:
+        index.close()
+    assert found == {"Log.md", *(f"Trip {i}.md" for i in range(5))}

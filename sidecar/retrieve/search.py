@@ -11,6 +11,7 @@ import math
 import re
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -84,6 +85,8 @@ class Ranking:
     recency_weight: float = 0.0  # off by default: the eval shows no gain on timeless notes
     recency_half_life_days: float = 90.0
     candidates: int = 120  # chunks per leg (80 missed answers the other leg ranked well)
+    per_note: int = 40  # of them one note's at most: a pasted log of 1,000 sections that repeat a word took every
+    # place, and the notes mentioning it once were not found (its 41st section adds nothing to its own score)
     section_bonus: float = 0.0  # share of a note's 2nd/3rd matching sections added to its score: off, it hurt
     # or did nothing on every set added alone and helped 3 of 5 taken out (docs/ranking.md)
     coverage_weight: float = 0.3  # lift for the share of query words the best section holds: keeps the
@@ -167,22 +170,47 @@ def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[st
     return " OR ".join(kept) if kept else str(query.match)
 
 
+def capped(ranked: Sequence[tuple[int, int, float]], per_note: int) -> tuple[list[tuple[int, int, float]], set[int]]:
+    """The (section, note, score) rows in order, at most `per_note` of a note; and the notes that had more."""
+    kept, counts, crowded = [], Counter[int](), set()
+    for row in ranked:
+        counts[row[1]] += 1
+        if counts[row[1]] <= per_note:
+            kept.append(row)
+        else:
+            crowded.add(row[1])
+    return kept, crowded
+
+
 def _bm25(conn: sqlite3.Connection, match: str, allowed: set[int] | None, ranking: Ranking, limit: int) -> list[int]:
-    return reads.bm25_chunk_ids(conn, match, ranking.column_weights, allowed, limit)
+    ranked = reads.bm25_ranked(conn, match, ranking.column_weights, allowed, limit)
+    kept, crowded = capped(ranked, ranking.per_note)
+    if crowded and len(ranked) == limit:  # the sections past the cap took places other notes' would have had
+        more = reads.bm25_ranked(conn, match, ranking.column_weights, allowed, limit - len(kept), crowded)
+        kept = sorted(kept + capped(more, ranking.per_note)[0], key=lambda row: row[2])  # bm25: lower is better
+    return [row[0] for row in kept[:limit]]
 
 
 def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[int] | None,
-                        k: int) -> tuple[list[int], dict[int, float]]:
+                        k: int, per_note: int) -> tuple[list[int], dict[int, float]]:
     """Chunk ids of the k nearest chunks (best first), and each of their notes' best cosine."""
     if len(snap.vector_ids) == 0:
         return [], {}
     mask = None if allowed is None else \
         np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-    top, sims = snap.nearest(query_vector.astype(np.float32, copy=False), k, mask)
+    query = query_vector.astype(np.float32, copy=False)
+    top, sims = snap.nearest(query, k, mask)
+    ranked = list(zip(top.tolist(), snap.vector_notes[top].tolist(), (-sims).tolist(), strict=True))
+    kept, crowded = capped(ranked, per_note)
+    if crowded and len(ranked) == k:  # as in _bm25: the crowded notes' other sections leave the places to others
+        others = ~np.isin(snap.vector_notes, np.fromiter(crowded, dtype=np.int64, count=len(crowded)))
+        more, more_sims = snap.nearest(query, k - len(kept), others if mask is None else mask & others)
+        kept = sorted(kept + list(zip(more.tolist(), snap.vector_notes[more].tolist(), (-more_sims).tolist(),
+                                      strict=True)), key=lambda row: row[2])
     note_best: dict[int, float] = {}
-    for note, sim in zip(snap.vector_notes[top].tolist(), sims.tolist(), strict=True):
-        note_best.setdefault(note, sim)  # best first: the first is the note's best
-    return snap.vector_ids[top].tolist(), note_best
+    for _row, note, negative in kept:
+        note_best.setdefault(note, -negative)  # best first: the first is the note's best
+    return snap.vector_ids[[row for row, _, _ in kept]].tolist(), note_best
 
 
 @dataclass
@@ -407,7 +435,7 @@ class Searcher:
             cands.query_vector = qvec  # in lexical mode too: the bands weigh each hit's cosine
             if mode in ("hybrid", "semantic"):
                 cands.semantic, cands.note_similarity = semantic_candidates(
-                    self.snap, qvec, allowed, self.ranking.candidates)
+                    self.snap, qvec, allowed, self.ranking.candidates, self.ranking.per_note)
         return cands
 
     def _chunk_notes(self, chunk_ids: list[int]) -> dict[int, int]:

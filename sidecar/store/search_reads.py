@@ -53,20 +53,23 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
 
 
 # ---- search: lexical candidates and term counts ----------------------------------------------------
-def bm25_chunk_ids(conn: sqlite3.Connection, match: str, column_weights: Sequence[float], allowed: set[int] | None,
-                   limit: int) -> list[int]:
-    """The sections matching the FTS5 expression (only the `allowed` notes' when given), best bm25 first."""
+def bm25_ranked(conn: sqlite3.Connection, match: str, column_weights: Sequence[float], allowed: set[int] | None,
+                limit: int, excluded: Collection[int] = ()) -> list[tuple[int, int, float]]:
+    """(section id, note id, bm25) of the sections matching the FTS5 expression, best first (lowest bm25):
+    only the `allowed` notes' when given, never the `excluded` notes'. The note ids are looked up for the
+    `limit` sections kept only."""
     weights = ", ".join(str(w) for w in column_weights)
-    sql = "SELECT f.rowid FROM chunks_fts f"
-    params: list[object] = [match]
+    where, params = ["chunks_fts MATCH ?"], [match]
     if allowed is not None:
-        sql += " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.note_id IN (SELECT value FROM json_each(?))"
+        where.append("f.rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))")
         params.append(json_ids(allowed))
-    else:
-        sql += " WHERE chunks_fts MATCH ?"
-    sql += f" ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
-    params.append(limit)
-    return [int(r[0]) for r in conn.execute(sql, params)]
+    if excluded:
+        where.append("f.rowid NOT IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))")
+        params.append(json_ids(excluded))
+    best = (f"SELECT f.rowid AS id, bm25(chunks_fts, {weights}) AS s FROM chunks_fts f WHERE {' AND '.join(where)} "
+            "ORDER BY s LIMIT ?")
+    sql = f"SELECT t.id, c.note_id, t.s FROM ({best}) t JOIN chunks c ON c.id = t.id ORDER BY t.s"
+    return [(int(r[0]), int(r[1]), float(r[2])) for r in conn.execute(sql, [*params, limit])]
 
 
 def match_count(conn: sqlite3.Connection, match: str, cap: int) -> int:
