@@ -45,7 +45,10 @@ def test_scan_applies_every_ignore_rule(vault: Vault) -> None:
     scan = vault.scan()
     assert sorted(f.path for f in scan.notes) == ["Archive/keep.md", "Note.md", "link-in.md"]
     assert scan.attachments == ["img.png"]
-    assert [(s.path, s.reason.split(":")[0]) for s in scan.skipped] == [("big.md", "too large")]
+    # the links the walk does not follow are said too: a note behind one would be missing unsaid
+    assert sorted((s.path, s.reason.split(":")[0]) for s in scan.skipped) == [
+        ("big.md", "too large"), ("link-out.md", "a link out of the vault, to a hidden or excluded file, or to nothing"),
+        ("linked-folder", "a link to a folder")]
 
 
 def test_exclusion_reasons(vault: Vault) -> None:

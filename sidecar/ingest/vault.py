@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -59,6 +59,20 @@ class UnreadableNote(Exception):
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _link_refusal(entry: os.DirEntry[str]) -> str | None:
+    """Why the walk leaves out what it met (None: a folder it walks, or a file not named as a note)."""
+    try:
+        if entry.is_symlink() and entry.is_dir(follow_symlinks=True):
+            return "a link to a folder: the index never follows one (it could lead anywhere); move the folder in"
+        if entry.is_dir(follow_symlinks=False) or not entry.name.lower().endswith(NOTE_SUFFIX):
+            return None
+        if entry.is_symlink():
+            return "a link out of the vault, to a hidden or excluded file, or to nothing: not indexed"
+    except OSError:
+        return None  # vanished meanwhile
+    return "not a regular file (a pipe or a device): not indexed"
 
 
 def nfc(text: str) -> str:
@@ -134,7 +148,11 @@ class Vault:
         notes: list[VaultFile] = []
         attachments: list[str] = []
         skipped: list[Skip] = []
-        for rel, st in self.walk():
+        def refused(rel: str, why: str) -> None:
+            if not self.exclusion_reason(rel):
+                skipped.append(Skip(self.shown_path(rel), why))
+
+        for rel, st in self.walk(refused):
             if self.exclusion_reason(rel):
                 continue
             if (shown := self._path_with_secret(rel)) is not None:  # never stored or served under that name
@@ -165,8 +183,9 @@ class Vault:
         """The path as the index stores and serves it: redacted where a name holds a credential."""
         return self._path_with_secret(rel) or rel
 
-    def walk(self) -> Iterator[tuple[str, os.stat_result]]:
+    def walk(self, refused: Callable[[str, str], None] | None = None) -> Iterator[tuple[str, os.stat_result]]:
         """Files below the root, sorted; hidden folders are pruned, symlinks must stay inside the vault.
+        `refused(path, why)` hears of the links not followed (a note behind them would be missing unsaid).
 
         os.scandir hands out each entry's type without another system call, which keeps a
         no-change reconcile of 17k files well under a second."""
@@ -184,6 +203,8 @@ class Vault:
                 st = self._entry_stat(entry)
                 if st is not None:
                     yield nfc(prefix + entry.name), st
+                elif refused is not None and not entry.name.startswith(".") and (why := _link_refusal(entry)):
+                    refused(nfc(prefix + entry.name), why)
 
     @staticmethod
     def _walkable_dir(entry: os.DirEntry[str]) -> bool:
