@@ -7,14 +7,23 @@ Why each rule exists:
   port may allow the Obsidian app's own origin (`app://obsidian.md`).
 - Bearer token on every request, compared in constant time; never in the query string.
 - Only application/json bodies: "simple" cross-site requests (text/plain, forms) never preflight.
+- Bodies up to a limit (`body_limit`), refused unread past it with a JSON-RPC error (`too_large`).
 """
 
 from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from typing import Any
+
+from sidecar.protocol_types import ERROR_CODES
 
 MAX_BODY_BYTES = 1_000_000  # a 200 KB editor buffer plus JSON overhead fits comfortably
+# A port that takes a note's whole text (MCP with writes on) admits the largest valid write instead:
+# a note of max_file_bytes escaped the longest way JSON escapes, a control character as \u00XX
+# (6 bytes for 1), plus the request around it (method, path, heading, hash, ids, _meta).
+JSON_ESCAPE_GROWTH = 6
+ENVELOPE_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +61,20 @@ class Guard:
             return False
         given = authorization[len("Bearer "):].strip().encode()
         return hmac.compare_digest(given, self.token.encode())
+
+
+def body_limit(note_bytes: int | None = None) -> int:
+    """The largest request body a port reads: MAX_BODY_BYTES, or enough for any note of up to `note_bytes`
+    (the vault's max_file_bytes) where requests carry a note's text."""
+    return MAX_BODY_BYTES if note_bytes is None else JSON_ESCAPE_GROWTH * note_bytes + ENVELOPE_BYTES
+
+
+def too_large(limit: int) -> dict[str, Any]:
+    """The answer (HTTP 413) to a body over `limit`: a JSON-RPC error, so a client reports it as one. Its id is
+    null: the body is not parsed."""
+    return {"jsonrpc": "2.0", "id": None, "error": {
+        "code": ERROR_CODES["invalid_request"], "data": {"kind": "invalid_request", "limit": limit},
+        "message": f"Invalid request: the body is over this port's limit of {limit:,} bytes"}}
 
 
 @dataclass

@@ -13,13 +13,17 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.mcpserver.resources.templates import ResourceSecurityError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
     CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
     ListResourcesResult,
     PaginatedRequestParams,
     Resource,
@@ -559,8 +563,9 @@ def outline_schema(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0)
 
 class VaultMCP(MCPServer[Any]):
     """The SDK's server with our argument rules: an unknown tool is a protocol error (invalid params); unknown,
-    missing or out-of-range arguments are a tool error naming the field and what it allows (the SDK
-    would ignore unknown ones and answer the rest with pydantic's own text)."""
+    missing, out-of-range or wrongly typed arguments are a tool error naming the field and what it allows (the
+    SDK would ignore unknown ones, coerce types and answer the rest with pydantic's own text). Prompts: an
+    unknown one or argument, or a missing argument, is invalid params naming it."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -571,6 +576,19 @@ class VaultMCP(MCPServer[Any]):
         if problem is not None:
             return error_result(problem)
         return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Context[Any, Any] | None = None) -> GetPromptResult | InputRequiredResult:
+        """The SDK answers these mistakes with JSON-RPC code 0 and logs a traceback, as for a bug."""
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
+            names = [p.name for p in self._prompt_manager.list_prompts()]
+            raise protocol_error(InvalidParams(f"unknown prompt {name[:100]!r}; the prompts are: {', '.join(names)}",
+                                               {"field": "name", "allowed": names}))
+        problem = prompt_argument_problem(prompt, arguments or {})
+        if problem is not None:
+            raise protocol_error(problem)
+        return await super().get_prompt(name, arguments, context)
 
     async def _handle_list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
         """Every note as a resource, a page at a time (the SDK's own list has no cursor)."""
@@ -593,11 +611,34 @@ class VaultMCP(MCPServer[Any]):
         return None
 
     def slim_tool(self, name: str) -> None:
+        """Publish our schema for a tool, and hold its arguments to the JSON types that schema names."""
         tool = self._tool_manager.get_tool(name)  # the SDK has no public way to publish a schema of our own
         assert tool is not None
         tool.parameters = {**slim_schema(tool.parameters), "additionalProperties": False}
+        tool.fn_metadata = StrictArguments(**{field: getattr(tool.fn_metadata, field)
+                                              for field in FuncMetadata.model_fields})
         output = slim_schema(tool.output_schema)
         tool.__dict__["output_schema"] = outline_schema(output, output.get("$defs", {}))  # a cached_property
+
+
+class StrictArguments(FuncMetadata):
+    """A tool's argument model, applied strictly: the SDK's lax reading took "3" and true for the integers 3
+    and 1, "yes" for true, and any string that parses as JSON ("null", "[1]") for that value instead."""
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        arguments = whole_numbers(arguments_to_validate, self.arg_model)
+        return self.arg_model.model_validate(arguments, strict=True).model_dump_one_level()
+
+
+def whole_numbers(arguments: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """3.0 as 3 where an integer is asked for: to JSON Schema 3.0 is an integer, to pydantic's strict mode not."""
+    fields = model.model_fields
+
+    def integer(name: str) -> bool:
+        return name in fields and fields[name].annotation in (int, int | None)
+
+    return {name: int(value) if isinstance(value, float) and value.is_integer() and integer(name) else value
+            for name, value in arguments.items()}
 
 
 class NoteResources:
@@ -636,6 +677,9 @@ class NoteResources:
 
     def note_path(self, path: str) -> str:
         """The indexed note a URI's path names (a title works too), else NotFound or IndexNotReady."""
+        if not path.strip():
+            raise InvalidParams("uri: the URI names no note; a note's URI is vault:/// and its vault path, "
+                                "e.g. vault:///Projects/Alpha.md", {"field": "uri"})
         self.tools.core.require_index()
         return self.tools.resolve(path, None)
 
@@ -645,11 +689,14 @@ class NoteResources:
 
 def resource_error(error: SidecarError, uri: str | None = None) -> MCPError:
     """A resource request that failed for a reason other than "no such note" (the index not built yet,
-    busy and worth a retry, a bug): its own code and kind, as the JSON-RPC port would say it."""
-    data: dict[str, object] = {"kind": error.kind, **error.data}
-    if uri is not None:
-        data["uri"] = uri
-    return MCPError(code=error.code, message=error.message, data=data)
+    busy and worth a retry, a bug), as `protocol_error`, naming the URI."""
+    return protocol_error(error, {"uri": uri} if uri is not None else {})
+
+
+def protocol_error(error: SidecarError, extra: Mapping[str, object] | None = None) -> MCPError:
+    """A failure answered as a JSON-RPC error, not a tool result: its own code and kind, as the JSON-RPC
+    port would say it."""
+    return MCPError(code=error.code, message=error.message, data={"kind": error.kind, **error.data, **(extra or {})})
 
 
 MARKDOWN = "text/markdown"
@@ -678,13 +725,29 @@ def add_prompts(server: MCPServer[Any]) -> None:
     server.prompt(title="What to link from this note")(suggest_links)
 
 
+def unknown_argument(name: str, allowed: list[str], taker: str) -> InvalidParams:
+    takes = ", ".join(allowed) or "no arguments"
+    return InvalidParams(f"{name[:100]}: unknown argument; {taker} takes {takes}",
+                         {"field": name[:100], "allowed": allowed})
+
+
+def prompt_argument_problem(prompt: Prompt, arguments: Mapping[str, Any]) -> InvalidParams | None:
+    names = [a.name for a in prompt.arguments or []]
+    unknown = sorted(set(arguments) - set(names))
+    if unknown:
+        return unknown_argument(unknown[0], names, f"the prompt {prompt.name}")
+    missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in arguments]
+    if missing:
+        return InvalidParams(f"{missing[0]}: required by the prompt {prompt.name}", {"field": missing[0]})
+    return None
+
+
 def argument_problem(schema: Mapping[str, Any], arguments: Mapping[str, Any],
                      validate: Callable[[dict[str, Any]], Any]) -> InvalidParams | None:
     properties: Mapping[str, Any] = schema.get("properties", {})
     unknown = sorted(set(arguments) - set(properties))
     if unknown:
-        return InvalidParams(f"{unknown[0][:100]}: unknown argument; this tool takes {', '.join(properties)}",
-                             {"field": unknown[0][:100], "allowed": list(properties)})
+        return unknown_argument(unknown[0], list(properties), "this tool")
     try:
         validate(dict(arguments))
     except ValidationError as exc:
@@ -695,14 +758,18 @@ def argument_problem(schema: Mapping[str, Any], arguments: Mapping[str, Any],
         if len(error["loc"]) > 1:  # inside a list or object: pydantic's one-line reason, without its links
             return InvalidParams(f"{field}: {error['msg']}", {"field": field})
         rule = properties.get(field, {})
-        return InvalidParams(f"{field}: {expectation(rule)}", {"field": field, **bounds(rule)})
+        return InvalidParams(f"{field}: {expectation(rule, error['type'] == 'string_type')}",
+                             {"field": field, **bounds(rule)})
     return None
 
 
-def expectation(rule: Mapping[str, Any]) -> str:
-    """What a field accepts, in words, from its published schema."""
+def expectation(rule: Mapping[str, Any], not_a_string: bool = False) -> str:
+    """What a field accepts, in words, from its published schema. For a value that is no string at all, a
+    length would read as the complaint: it only says the type."""
     if "enum" in rule:
         return "must be one of " + ", ".join(map(str, rule["enum"]))
+    if not_a_string:
+        return "must be a string"
     kind = {"integer": "an integer", "string": "text", "boolean": "true or false", "number": "a number",
             "object": "an object", "array": "a list"}.get(str(rule.get("type")), "a valid value")
     if "minimum" in rule and "maximum" in rule:
