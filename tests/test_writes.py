@@ -306,3 +306,14 @@ def test_undoing_a_create_removes_the_folder_it_made(writer: NoteWriter, demo_co
     created = writer.create("Ideas/2027/Idea.md", "# Idea\n", CLIENT)
     writer.undo(created["edit"], CLIENT)
     assert folders(demo_copy) == made
+
+
+def test_a_new_note_is_measured_as_written_with_its_final_newline(writer: NoteWriter, demo_copy: Path) -> None:
+    """Content of exactly the size limit became a file one byte over it (the newline added on writing),
+    which the index then skipped as too large."""
+    limit = writer.vault.max_file_bytes
+    error = refused(writer.create, "Inbox/At the limit.md", "x" * limit, CLIENT)
+    assert isinstance(error, InvalidParams) and f"would be {limit + 1:,} bytes" in error.message
+    assert not (demo_copy / "Inbox" / "At the limit.md").exists() and edit_count(writer) == 0
+    made = writer.create("Inbox/At the limit.md", "x" * (limit - 1), CLIENT)
+    assert (demo_copy / made["path"]).stat().st_size == limit

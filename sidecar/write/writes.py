@@ -164,7 +164,7 @@ class NoteWriter:
     # ---- the edits ----------------------------------------------------------------------------
     def create(self, path: str, content: str, client: str) -> dict[str, Any]:
         rel = self._new_target(path, "path")
-        data = NEW_NOTE.encode(checked(content, self.vault.max_file_bytes))
+        data = self._fitting(NEW_NOTE.encode(checked(content, self.vault.max_file_bytes)))
         return self._commit(client, "create", f"created {rel}", [Planned(None, rel, data)])
 
     def append(self, path: str, content: str, content_hash: str, client: str) -> dict[str, Any]:
@@ -322,6 +322,14 @@ class NoteWriter:
         self._check_new_names(rel, field, moving)
         return rel
 
+    def _fitting(self, data: bytes) -> bytes:
+        """The bytes of a note as written (its final newline and line ends included) within the size the
+        index takes: one byte over and the note would be written, then skipped as too large."""
+        if len(data) > self.vault.max_file_bytes:
+            raise InvalidParams(f"content: the note would be {len(data):,} bytes (limit "
+                                f"{self.vault.max_file_bytes:,})", {"field": "content"})
+        return data
+
     def _check_new_names(self, rel: str, field: str, moving: str | None) -> None:
         """Each name the path adds to the vault must be one a note can have (`name_refusal`; folders that
         exist are kept as they are), and none may differ from an existing name only in case: on macOS and
@@ -353,9 +361,7 @@ class NoteWriter:
         if data == note.raw:
             raise InvalidParams(f"{field}: the edit changes nothing: {note.path!r} already reads so; nothing was "
                                 "written", {"field": field})
-        if len(data) > self.vault.max_file_bytes:
-            raise InvalidParams(f"content: the note would be {len(data):,} bytes (limit "
-                                f"{self.vault.max_file_bytes:,})", {"field": "content"})
+        self._fitting(data)
         return self._commit(client, op, summary, [Planned(note.path, note.path, data, note.raw)])
 
     def _commit(self, client: str, op: str, summary: str, planned: list[Planned],

@@ -151,7 +151,7 @@ WRITE_TOOLS: tuple[tuple[str, str, str, ToolAnnotations], ...] = (
     ("replace_section", "Replace a section",
      "Replace one section (its heading line through the end of the section) with new Markdown.", DESTRUCTIVE),
     ("update_properties", "Set frontmatter properties",
-     "Set or remove (null) top-level frontmatter properties; other lines stay as they are.", EDITS),
+     "Set or remove (null) top-level frontmatter properties; other lines stay as they are.", DESTRUCTIVE),
     ("move_note", "Move or rename a note",
      "Move or rename a note and rewrite every wikilink, embed and Markdown link pointing at it.", DESTRUCTIVE),
     ("move_notes", "Move several notes",
