@@ -97,9 +97,9 @@ def build_mcp(core: VaultIndex, gate: ReadGate | None = None, subscriptions: boo
 
 # ---- what is not one JSON-RPC message: the same answer on both transports ----------------------
 def refusal(exc: Exception) -> JSONRPCError:
-    """The answer to a stdio line or HTTP body the SDK's parser refused with `exc`: -32700 for what is not
-    JSON (a lone surrogate escape such as \\ud800 included), -32600 for JSON that is not one request or
-    notification (a batch, a bare value, a malformed envelope)."""
+    """The answer to a stdio line or HTTP body the SDK's parser refused with `exc`: a parse error for what is
+    not JSON (a lone surrogate escape such as \\ud800 included), an invalid request for JSON that is not one
+    request or notification (a batch, a bare value, a malformed envelope)."""
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     parse = next((e for e in errors if e["type"] == "json_invalid"), None)
     if parse is not None or not errors:
