@@ -274,6 +274,8 @@ class VaultIndex:
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
                 limit: int = RELATED_LIMIT_DEFAULT) -> RelatedResponse:
         self.require_index(answer_while_building=True)
+        if path is not None:  # "./Home.md" as note.links reads it; a note not saved yet keeps the path it has
+            path = self.vault.confine(path) or path
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()

@@ -162,6 +162,17 @@ def test_related_uses_the_unsaved_buffer(demo_index: VaultIndex) -> None:
     assert any(r["path"].startswith("Hobbies/Bouldering/") and not r["already_linked"] for r in edited["results"])
 
 
+@pytest.mark.parametrize("spelling", ["./Home.md", "Home.md/"])
+def test_related_reads_a_path_as_note_links_does(demo_index: VaultIndex, spelling: str) -> None:
+    assert demo_index.related(path=spelling)["source_path"] == "Home.md"
+    assert demo_index.note_links(spelling)["path"] == "Home.md"
+
+
+def test_related_refuses_what_every_path_rule_refuses(demo_index: VaultIndex) -> None:
+    with pytest.raises(NotFound):
+        demo_index.related(path="Cooking/../Home.md")
+
+
 def test_related_errors(demo_index: VaultIndex) -> None:
     with pytest.raises(InvalidParams):
         demo_index.related()
