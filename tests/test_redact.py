@@ -334,6 +334,18 @@ def test_a_password_glued_to_a_mysql_client_flag(text: str, secret: str) -> None
     assert secret not in out.text and out.findings == (Finding("password", 1),)
 
 
+def test_the_cells_of_a_password_column() -> None:
+    """A line-by-line rule cannot see that a table's header names the column "Password"."""
+    table = ("| Device | User | Password | Notes |\r\n| --- | --- | :---: | --- |\r\n"
+             "| router | admin | Zx9!kLm2Qp | in the hall |\r\n| nas | root | 40718 | |\r\n"
+             "| printer | - | — | see the vault |\r\n\r\n| Secret | Meaning |\n|---|---|\n| photosynthesis | light |\n")
+    out = redact(table)
+    assert "Zx9!kLm2Qp" not in out.text and "40718" not in out.text
+    assert out.findings == (Finding("password", 3), Finding("password", 4))
+    assert "| printer | - | — | see the vault |" in out.text and "photosynthesis" in out.text
+    assert out.text.count("\n") == table.count("\n")
+
+
 WIF = "5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dZ1jvhTVqvbTLvyTJ"  # the well-known example key of the Bitcoin wiki
 
 

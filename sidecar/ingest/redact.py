@@ -690,6 +690,50 @@ def _candidates(text: str) -> Iterator[_Candidate]:
             span = rule.locate(m)
             if span is not None and span[0] < span[1]:
                 yield _Candidate(span[0], span[1], rule.priority, rule.kind)
+    if "|" in text and any(n in lowered for n in ("pass", "pwd", "pin", "secret")):
+        for start, end in _password_column_cells(text):
+            yield _Candidate(start, end, _P_GENERIC + 1, "password")
+
+
+# A Markdown table's header cell that names a password column ("| Device | User | Password |").
+_PASSWORD_HEADER = re.compile(r"(?i)(?:password|passwd|pwd|passcode|passphrase|pin|secret)s?")
+_TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t\r]*$")
+_TABLE_RULE = re.compile(r"^[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t\r]*$")
+
+
+def _password_column_cells(text: str) -> Iterator[Span]:
+    """The cells under a password column of a Markdown table: a line-by-line rule cannot see that the
+    column's header says what "Zx9!kLm2Qp" is."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    columns: list[int] = []
+    for i, line in enumerate(lines):
+        row = _TABLE_ROW.match(line)
+        if row is None:
+            columns = []
+        elif columns:
+            yield from _cells_at(starts[i] + row.start(1), row.group(1), columns)
+        elif i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]):
+            names = [cell.strip() for cell in row.group(1).split("|")]
+            columns = [j for j, name in enumerate(names) if _PASSWORD_HEADER.fullmatch(name)]
+
+
+def _cells_at(offset: int, cells: str, columns: list[int]) -> Iterator[Span]:
+    for j, cell in enumerate(cells.split("|")):
+        value = cell.strip()
+        if j in columns and _cell_password_ok(value):
+            start = offset + cell.index(value)
+            yield start, start + len(value)
+        offset += len(cell) + 1
+
+
+def _cell_password_ok(value: str) -> bool:
+    """One word that mixes letters with digits or symbols, or a PIN's digits; "see the vault" is a note."""
+    if not value or any(c.isspace() for c in value):
+        return False
+    return _prose_password_ok(value) or (value.isdigit() and 4 <= len(value) <= 12)
 
 
 def _pick(cluster: list[_Candidate]) -> list[_Candidate]:
