@@ -12,7 +12,7 @@ import re
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -170,8 +170,11 @@ def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[st
     return " OR ".join(kept) if kept else str(query.match)
 
 
-def capped(ranked: Sequence[tuple[int, int, float]], per_note: int) -> tuple[list[tuple[int, int, float]], set[int]]:
-    """The (section, note, score) rows in order, at most `per_note` of a note; and the notes that had more."""
+Ranked = tuple[int, int, float]  # (section or row, note id, score: lower is better)
+
+
+def capped(ranked: Sequence[Ranked], per_note: int) -> tuple[list[Ranked], set[int]]:
+    """The rows in order, at most `per_note` of a note; and the notes that had more."""
     kept, counts, crowded = [], Counter[int](), set()
     for row in ranked:
         counts[row[1]] += 1
@@ -182,13 +185,21 @@ def capped(ranked: Sequence[tuple[int, int, float]], per_note: int) -> tuple[lis
     return kept, crowded
 
 
+def with_room(ranked: list[Ranked], limit: int, per_note: int,
+              without: Callable[[set[int], int], list[Ranked]]) -> list[Ranked]:
+    """A leg's `limit` best rows, `per_note` of a note at most. When a full list was crowded by a few
+    notes, `without(those notes, places left)` asks the leg again for the places their extra rows took."""
+    kept, crowded = capped(ranked, per_note)
+    if crowded and len(ranked) == limit:
+        kept = capped(sorted(kept + without(crowded, limit - len(kept)), key=lambda row: row[2]), per_note)[0]
+    return kept[:limit]
+
+
 def _bm25(conn: sqlite3.Connection, match: str, allowed: set[int] | None, ranking: Ranking, limit: int) -> list[int]:
-    ranked = reads.bm25_ranked(conn, match, ranking.column_weights, allowed, limit)
-    kept, crowded = capped(ranked, ranking.per_note)
-    if crowded and len(ranked) == limit:  # the sections past the cap took places other notes' would have had
-        more = reads.bm25_ranked(conn, match, ranking.column_weights, allowed, limit - len(kept), crowded)
-        kept = sorted(kept + capped(more, ranking.per_note)[0], key=lambda row: row[2])  # bm25: lower is better
-    return [row[0] for row in kept[:limit]]
+    def ranked(excluded: set[int], places: int) -> list[Ranked]:
+        return reads.bm25_ranked(conn, match, ranking.column_weights, allowed, places, excluded)
+
+    return [row[0] for row in with_room(ranked(set(), limit), limit, ranking.per_note, ranked)]
 
 
 def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[int] | None,
@@ -199,14 +210,16 @@ def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[i
     mask = None if allowed is None else \
         np.isin(snap.vector_notes, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
     query = query_vector.astype(np.float32, copy=False)
-    top, sims = snap.nearest(query, k, mask)
-    ranked = list(zip(top.tolist(), snap.vector_notes[top].tolist(), (-sims).tolist(), strict=True))
-    kept, crowded = capped(ranked, per_note)
-    if crowded and len(ranked) == k:  # as in _bm25: the crowded notes' other sections leave the places to others
-        others = ~np.isin(snap.vector_notes, np.fromiter(crowded, dtype=np.int64, count=len(crowded)))
-        more, more_sims = snap.nearest(query, k - len(kept), others if mask is None else mask & others)
-        kept = sorted(kept + list(zip(more.tolist(), snap.vector_notes[more].tolist(), (-more_sims).tolist(),
-                                      strict=True)), key=lambda row: row[2])
+
+    def ranked(excluded: set[int], places: int) -> list[Ranked]:
+        rows = mask
+        if excluded:
+            others = ~np.isin(snap.vector_notes, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
+            rows = others if mask is None else mask & others
+        top, sims = snap.nearest(query, places, rows)
+        return list(zip(top.tolist(), snap.vector_notes[top].tolist(), (-sims).tolist(), strict=True))
+
+    kept = with_room(ranked(set(), k), k, per_note, ranked)
     note_best: dict[int, float] = {}
     for _row, note, negative in kept:
         note_best.setdefault(note, -negative)  # best first: the first is the note's best
