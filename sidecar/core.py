@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar import __version__
 from sidecar.config import HOLD_MODEL_ENV, Settings, default_index_dir, env_text
-from sidecar.errors import IndexNotReady, NotFound
+from sidecar.errors import IndexNotReady, InvalidParams, NotFound
 from sidecar.ingest import redact
 from sidecar.ingest.embed import DEFAULT_MODEL_NAME, Embedder, ModelUnavailable
 from sidecar.ingest.redact import rules_fingerprint
@@ -276,6 +276,11 @@ class VaultIndex:
         self.require_index(answer_while_building=True)
         if path is not None:  # "./Home.md" as note.links reads it; a note not saved yet keeps the path it has
             path = self.vault.confine(path) or path
+        if text is not None and len(text) > self.settings.max_file_bytes // 4 and \
+                len(text.encode("utf-8", "surrogatepass")) > self.settings.max_file_bytes:
+            raise InvalidParams(f"the text is over max_file_bytes ({self.settings.max_file_bytes:,} bytes): "
+                                "a note that large is not indexed, so nothing is related to it",
+                                {"field": "text", "limit": self.settings.max_file_bytes})
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()

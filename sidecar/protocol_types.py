@@ -694,7 +694,8 @@ class RelatedParams(TypedDict):
     # Vault-relative path of the source note.
     path: NotRequired[str]
 
-    # The unsaved editor buffer.
+    # The unsaved editor buffer: at most the vault's max_file_bytes in UTF-8 (a note that large is not
+    # indexed; invalid_params on text).
     text: NotRequired[str]
 
     # Heading at the cursor (joined with ` > `); its section weighs more.

@@ -11,9 +11,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sidecar.serve.httpguard import body_limit, too_large
 from tests.conftest import DEMO_VAULT
 from tests.serverproc import Sidecar, start_sidecar
 
@@ -198,11 +200,26 @@ def test_token_is_not_in_argv_or_logs(live: tuple[Sidecar, Path]) -> None:
             assert server.token.encode() not in path.read_bytes()
 
 
-def test_oversized_body_is_refused(live: tuple[Sidecar, Path]) -> None:
+def test_a_buffer_of_any_indexable_size_is_read_and_a_larger_body_is_a_json_rpc_413(live: tuple[Sidecar, Path]) -> None:
+    """Before, the port read 1 MB while the vault indexes notes up to max_file_bytes (2 MB): with a 1.2 MB
+    note open, the related pane got a bare 413 ("not a JSON-RPC answer"). Now a buffer of any size the
+    index takes is answered, a larger one is invalid params naming `text`, and a body past the port's
+    limit is a JSON-RPC error, as on the MCP port."""
     server, _ = live
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "related", "params": {"text": "x" * 2_000_000}}).encode()
-    reply = server.http("POST", "/rpc", body, {"Authorization": f"Bearer {server.token}", "Content-Type": JSON})
-    assert reply.status == 413
+    headers = {"Authorization": f"Bearer {server.token}", "Content-Type": JSON}
+
+    def related(text: str) -> Any:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "related", "params": {"text": text, "limit": 3}})
+        return server.http("POST", "/rpc", body.encode(), headers)
+
+    line = "sourdough starter feeding schedule, day by day\n"
+    answered = related(line * (1_500_000 // len(line)))
+    assert answered.status == 200 and answered.body["result"]["results"], answered.raw[:300]
+    too_big = related(line * (2_100_000 // len(line)))
+    assert too_big.body["error"]["data"] == {"kind": "invalid_params", "field": "text", "limit": 2_000_000}
+    limit = body_limit(2_000_000)
+    over = server.http("POST", "/rpc", b" " * (limit + 1), headers)
+    assert over.status == 413 and over.body == too_large(limit)
 
 
 def test_live_updates(live: tuple[Sidecar, Path]) -> None:

@@ -610,7 +610,10 @@ export interface SearchParams {
 export interface RelatedParams {
   /** Vault-relative path of the source note. */
   path?: string;
-  /** The unsaved editor buffer. */
+  /**
+   * The unsaved editor buffer: at most the vault's max_file_bytes in UTF-8 (a note that large is not indexed;
+   * invalid_params on text).
+   */
   text?: string;
   /** Heading at the cursor (joined with ` > `); its section weighs more. */
   cursor_heading?: string;

@@ -34,7 +34,7 @@ from sidecar.serve.client_errors import client_error
 from sidecar.serve.connwatch import ConnectionWatch, aiohttp_factory
 from sidecar.serve.events import EventBus
 from sidecar.serve.gate import ReadGate
-from sidecar.serve.httpguard import MAX_BODY_BYTES, GuardSlot
+from sidecar.serve.httpguard import MAX_BODY_BYTES, GuardSlot, too_large
 from sidecar.serve.params import check_params
 
 OBSIDIAN_ORIGIN = "app://obsidian.md"
@@ -176,7 +176,7 @@ def json_error(status: int, code: str, message: str) -> web.Response:
     return web.json_response({"error": {"code": code, "message": message}}, status=status)
 
 
-def guard_middleware(slot: GuardSlot) -> Any:
+def guard_middleware(slot: GuardSlot, max_body: int) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
                          ) -> web.StreamResponse:
@@ -190,8 +190,8 @@ def guard_middleware(slot: GuardSlot) -> Any:
             return json_error(rejection.status, rejection.code, rejection.message)
         try:
             return await handler(request)
-        except web.HTTPRequestEntityTooLarge:
-            return json_error(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
+        except web.HTTPRequestEntityTooLarge:  # a JSON-RPC error, as the MCP port answers it
+            return web.json_response(too_large(max_body), status=413)
         except web.HTTPException as exc:
             return json_error(exc.status, "http_error", exc.reason)
 
@@ -243,10 +243,12 @@ async def _next_frame(queue: asyncio.Queue[str], stopping: asyncio.Event) -> str
     return None if stop in done else ": keep-alive\n\n"
 
 
-def build_app(service: Service, slot: GuardSlot, watch: ConnectionWatch | None = None) -> web.Application:
+def build_app(service: Service, slot: GuardSlot, watch: ConnectionWatch | None = None,
+              max_body: int = MAX_BODY_BYTES) -> web.Application:
+    """`max_body`: the largest request body read (httpguard.body_limit); past it, a 413 JSON-RPC error."""
     methods = build_methods(service)
-    app = web.Application(middlewares=[guard_middleware(slot), answering_middleware(watch or ConnectionWatch())],
-                          client_max_size=MAX_BODY_BYTES)
+    app = web.Application(middlewares=[guard_middleware(slot, max_body), answering_middleware(watch or ConnectionWatch())],
+                          client_max_size=max_body)
 
     async def rpc(request: web.Request) -> web.Response:
         try:

@@ -43,7 +43,7 @@ from sidecar.protocol_types import Progress as ProgressInfo
 from sidecar.serve.connwatch import ConnectionWatch
 from sidecar.serve.events import EventBus
 from sidecar.serve.gate import ReadGate
-from sidecar.serve.httpguard import Guard, GuardSlot
+from sidecar.serve.httpguard import Guard, GuardSlot, body_limit
 from sidecar.serve.ports import McpPlacement, bind_loopback, remove_state, start_with_fallback, write_state
 from sidecar.serve.tokens import mcp_token, rpc_token
 from sidecar.serve.watch import RECONCILE_SECONDS, reconcile_every, watch_vault
@@ -341,7 +341,9 @@ def _load_and_freeze(core: VaultIndex, collect: bool) -> None:
 async def _start_rpc(service: SidecarService, token: str, port: int) -> tuple[web.AppRunner, int]:
     slot = GuardSlot()
     watch = ConnectionWatch()  # read timeouts and a connection cap (connwatch.py)
-    runner = web.AppRunner(build_app(service, slot, watch), access_log=None, shutdown_timeout=SHUTDOWN_GRACE_SECONDS)
+    # `related` carries the editor's buffer: any note the vault indexes (up to max_file_bytes) must fit.
+    app = build_app(service, slot, watch, body_limit(service.core.settings.max_file_bytes))
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_SECONDS)
     await runner.setup()
     site = WatchedSite(runner, "127.0.0.1", port, watch)
     await site.start()

@@ -18,8 +18,8 @@ from typing import Any
 
 from sidecar.protocol_types import ERROR_CODES
 
-MAX_BODY_BYTES = 1_000_000  # a 200 KB editor buffer plus JSON overhead fits comfortably
-# A port that takes a note's whole text (MCP with writes on) admits the largest valid write instead:
+MAX_BODY_BYTES = 1_000_000  # a port whose requests carry no note's text (MCP with writes off)
+# A port that takes a note's whole text (JSON-RPC's editor buffers, MCP's writes) admits the largest note instead:
 # a note of max_file_bytes escaped the longest way JSON escapes, a control character as \u00XX
 # (6 bytes for 1), plus the request around it (method, path, heading, hash, ids, _meta).
 JSON_ESCAPE_GROWTH = 6
