@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -318,6 +319,10 @@ class VaultIndex:
             raise NotFound("no such note")
         wanted = ref.strip().lower().removesuffix(".md")
         rows = note_names(conn)
+        spelled = "/".join(p for p in unicodedata.normalize("NFC", wanted).split("/") if p not in ("", "."))
+        same_but_case = [path for path, *_ in rows if path.lower().removesuffix(".md") == spelled]
+        if len(same_but_case) == 1:  # "cooking/weeknight dal": folders too, as on macOS and Windows
+            return same_but_case[0]
         for path, title, aliases, name in rows:
             if wanted in (title.lower(), name) or wanted in (a.lower() for a in aliases):
                 return path

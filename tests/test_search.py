@@ -187,6 +187,13 @@ def test_resolve_note_suggests(demo_index: VaultIndex) -> None:
     assert "Sourdough Bread" in info.value.data["suggestions"]  # type: ignore[operator]
 
 
+@pytest.mark.parametrize("ref", ["cooking/sourdough bread.md", "COOKING/Sourdough Bread", "./cooking//sourdough BREAD.MD"])
+def test_resolve_note_reads_a_path_in_any_case(demo_index: VaultIndex, ref: str) -> None:
+    """Before, case was matched in the file name, title or alias only: a folder spelled in another case
+    was not found, where Obsidian on macOS and Windows opens the note."""
+    assert demo_index.resolve_note(ref) == "Cooking/Sourdough Bread.md"
+
+
 def test_int8_vectors_keep_cosine() -> None:
     rng = np.random.default_rng(0)
     m = rng.normal(size=(200, 256)).astype(np.float32)
