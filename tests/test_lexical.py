@@ -55,6 +55,13 @@ def test_cjk_column_holds_bigrams_and_characters() -> None:
     assert "ภา" in cjk_tokens("ภาษาไทย").split()  # Thai, with its vowel signs left out of the bigrams
 
 
+def test_cjk_column_holds_emoji_as_tokens_and_queries_name_them() -> None:
+    assert cjk_tokens("pay rent ⏫ 📅 2026-12-01 👍🏽 → ©") == "emoji9195 emoji128197 emoji128077"
+    query = build_query("⏫ rent", prefix_last=False)
+    assert query.match == 'cjk : "emoji9195" OR "rent"' and query.terms == ("⏫", "rent")
+    assert build_query('"📅"').match == 'cjk : "emoji128197"'  # how the bands count a term's sections
+
+
 def test_snippet_marks_terms_at_word_starts() -> None:
     snip = make_snippet("The database was locked while the writer held it.", ("lock", "writer"))
     marked = [snip.text[s:e] for s, e in snip.highlights]

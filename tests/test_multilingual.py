@@ -22,6 +22,7 @@ NOTES = {
     "ไทย.md": "# การค้นหา\n\nใช้แถบค้นหาเพื่อค้นหาข้อความในโน้ตทั้งหมดของคุณ\n",
     "English.md": "# Refunds\n\nCustomers can ask for their money back within thirty days.\n",
     "Runes.md": "# Futhark\n\nᚠᛇᚻ ᛒᛦᚦ ᚳᛚᛁᚾ\n",  # a script no embedded model has pieces for
+    "Emoji tasks.md": "# Chores\n\n- [ ] pay the rent ⏫ 📅 2026-12-01\n- [x] water the plants ✅ 2026-11-30\n\nA good day 👍🏽\n",
 }
 
 
@@ -106,3 +107,13 @@ def test_a_query_the_model_cannot_read_says_so_and_uses_keywords(index: VaultInd
     assert "ranked by keywords alone" in res["caveat"]
     assert res["results"][0]["path"] == "Runes.md"
     assert index.search("refund money back", explain=True)["explanation"]["model_known_share"] == 1.0
+
+
+@pytest.mark.parametrize(("query", "typed"), [("⏫", False), ("📅", True), ("✅", False), ("👍", False), ("rent ⏫", True)])
+def test_emoji_are_searchable(index: VaultIndex, query: str, typed: bool) -> None:
+    """Before, FTS5's tokenizer dropped emoji as separators: the Tasks plugin's ⏫ and 📅, or a ✅, found
+    nothing. The note is first, with the emoji marked (a 👍 finds 👍🏽: the tone is no pictograph)."""
+    results = index.search(query, mode="lexical", typed=typed)["results"]
+    assert results and results[0]["path"] == "Emoji tasks.md", results
+    marked = {results[0]["snippet"][s:e] for s, e in results[0]["highlights"]}
+    assert query.rsplit(maxsplit=1)[-1] in marked, (marked, results[0]["snippet"])

@@ -4,7 +4,10 @@ Lucene's CJK analyzer does, we index each run a second time, in its own column, 
 character bigrams (plus the single characters, for one-character queries and as a last resort),
 and query a run as an OR of its bigrams: a question shares bigrams with the section that
 answers it, and BM25 ranks the sections that share more first. Hangul bigrams also match a word
-across its particles (노트를 and 노트에서 share 노트). Pure functions."""
+across its particles (노트를 and 노트에서 share 노트).
+
+The same column holds the pictographs (emoji) of the text, one token each: unicode61 treats them as
+separators, so the Tasks plugin's ⏫ or 📅 and a note's ✅ could not be searched at all. Pure functions."""
 
 from __future__ import annotations
 
@@ -17,6 +20,18 @@ UNSPACED_CHAR = re.compile(
     r"[\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
     r"\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]")
 UNSPACED_RUN = re.compile(UNSPACED_CHAR.pattern + "+")
+
+
+# The emoji blocks: Miscellaneous Technical (⌛ ⏫ ⏳), Miscellaneous Symbols and Dingbats (☀ ✅ ❌ ➕),
+# Miscellaneous Symbols and Arrows (⭐ ⬆), and the supplementary planes' pictographs (🔥 📅 🧠), less
+# the skin-tone modifiers (a 👍 of any tone is a 👍). Variation selectors and joiners are no pictographs.
+PICTOGRAPH = re.compile(r"[\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001f3fa\U0001f400-\U0001faff]")
+
+
+def pictograph_token(char: str) -> str:
+    """The FTS5 token standing for one pictograph: letters and digits only, digits last, which no stemmer
+    changes ("📅" -> "emoji128197")."""
+    return f"emoji{ord(char)}"
 
 
 def _letters(run: str) -> str:
@@ -38,11 +53,15 @@ def unigrams(run: str) -> list[str]:
 
 
 def cjk_tokens(text: str) -> str:
-    """The text of the index's `cjk` column: each run's bigrams, then its characters, runs a line each."""
+    """The text of the index's `cjk` column: each run's bigrams, then its characters, runs a line each;
+    then the text's pictographs."""
     lines = []
     for run in UNSPACED_RUN.findall(text):
         singles = unigrams(run)
         lines.append(" ".join(bigrams(run) + (singles if len(singles) > 1 else [])))
+    pictographs = PICTOGRAPH.findall(text)
+    if pictographs:
+        lines.append(" ".join(pictograph_token(c) for c in pictographs))
     return "\n".join(lines)
 
 

@@ -11,7 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from sidecar.ingest.cjk import bigrams, split_cjk_runs, unigrams
+from sidecar.ingest.cjk import PICTOGRAPH, bigrams, pictograph_token, split_cjk_runs, unigrams
 
 WORD = re.compile(r"\w+", re.UNICODE)
 PHRASE = re.compile(r'"([^"]+)"')
@@ -49,9 +49,15 @@ def _cjk_phrase(run: str) -> str:
     return "cjk : " + _quote(" ".join(bigrams(run)))
 
 
+def _pictograph_terms(piece: str) -> list[str]:
+    """The emoji of a piece of the query: each a term, matched in the `cjk` column (cjk.cjk_tokens)."""
+    return PICTOGRAPH.findall(piece) if not piece.isascii() else []
+
+
 def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True) -> LexicalQuery:
     """Quoted phrases stay phrases; other words are OR-ed (BM25 ranks notes with more of them first).
-    A run of an unspaced script (CJK, Thai...) becomes its bigrams, each a term of the OR.
+    A run of an unspaced script (CJK, Thai...) becomes its bigrams, each a term of the OR; an emoji
+    is a term of its own.
     Search-as-you-type drops function words and takes the last word as a prefix; a submitted
     question keeps its words (`prefix_last=False, drop_stopwords=False`)."""
     parts: list[str] = []
@@ -62,11 +68,14 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
     for phrase in phrases:
         for is_cjk, piece in split_cjk_runs(phrase):
             words = [piece] if is_cjk else WORD.findall(piece)
+            for emoji in _pictograph_terms(piece):
+                parts.append(_cjk_term(pictograph_token(emoji)))
+                terms.append(emoji)
             if not words:
                 continue
             parts.append(_cjk_phrase(piece) if is_cjk else _quote(" ".join(words)))
             terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
-    tokens = [tok for tok in rest.split() if WORD.search(tok)]
+    tokens = [tok for tok in rest.split() if WORD.search(tok) or _pictograph_terms(tok)]
     content = [tok for tok in tokens if tok.lower().strip(".,;:!?()[]{}'\"") not in STOPWORDS]
     function_words = set(tokens) - set(content)
     if drop_stopwords and (content or phrases):
@@ -80,6 +89,9 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 singles += unigrams(piece)
                 continue
             words = WORD.findall(piece)
+            for emoji in _pictograph_terms(piece):
+                parts.append(_cjk_term(pictograph_token(emoji)))
+                terms.append(emoji)
             if not words:
                 continue
             if not (content and token in function_words):  # a function word is searched, never a term to mark

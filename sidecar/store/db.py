@@ -25,7 +25,7 @@ from sidecar.private import private_file
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3  # 2: the cjk column holds character bigrams; 3: chunks.template (an older index is rebuilt)
+SCHEMA_VERSION = 4  # 2: the cjk column holds character bigrams; 3: chunks.template; 4: emoji in the cjk column (an older index is rebuilt)
 BUSY_TIMEOUT_MS = 5000  # the single writer commits in small transactions; 5 s covers a slow disk
 
 SCHEMA = """
