@@ -50,6 +50,7 @@ from sidecar.store.db import SCHEMA_VERSION, connect
 from sidecar.store.indexer import LINKS_PENDING, Indexer, IndexReport, ProgressFn
 from sidecar.store.reads import (
     has_notes,
+    holds_path,
     meta_value,
     meta_values,
     note_exists,
@@ -276,7 +277,10 @@ class VaultIndex:
                 limit: int = RELATED_LIMIT_DEFAULT) -> RelatedResponse:
         self.require_index(answer_while_building=True)
         if path is not None:  # "./Home.md" as note.links reads it; a note not saved yet keeps the path it has
-            path = self.vault.confine(path) or path
+            confined = self.vault.confine(path)
+            if confined is None and text is None:  # gone from disk, the index not caught up: as note.links answers
+                raise NotFound(f"no note at {path!r}")
+            path = confined or path
         if text is not None and len(text) > self.settings.max_file_bytes // 4 and \
                 len(text.encode("utf-8", "surrogatepass")) > self.settings.max_file_bytes:
             raise InvalidParams(f"the text is over max_file_bytes ({self.settings.max_file_bytes:,} bytes): "
@@ -334,7 +338,7 @@ class VaultIndex:
     # ---- indexing -----------------------------------------------------------------------
     def event_paths(self, changed: set[str]) -> list[str] | None:
         """The notes a batch of watcher paths names, or None when only a scan can tell (Vault.event_paths)."""
-        return self.vault.event_paths(changed)
+        return self.vault.event_paths(changed, functools.partial(holds_path, self.store.conn))
 
     def index_paths(self, paths: Sequence[str]) -> IndexReport:
         """Index just these notes (a watcher's events, a write through the sidecar), no scan; the

@@ -225,3 +225,20 @@ def test_the_model_arriving_late_finds_everything_anew(demo_copy: Path, tmp_path
         assert late.health_page("near_duplicates", 5)["count"] == without["summary"]["near_duplicates"] + 1
     finally:
         late.close()
+
+
+def test_a_rule_or_an_attachment_changing_finds_the_report_anew(live: VaultIndex, demo_copy: Path) -> None:
+    """Before, the report advanced by the notes that changed only: excluding People/ left its notes'
+    links "pointing to no note" (create a note named ...) and the files "not in the index yet" until a
+    restart, and a deleted image stayed out of the missing attachments."""
+    same_findings(live)  # the report is kept, as when the health pane is open
+    missing = current_findings(live).summary["missing_attachments"]
+    (demo_copy / "attachments" / "diagram.png").unlink()
+    live.index()
+    same_findings(live)
+    assert current_findings(live).summary["missing_attachments"] > missing
+    (demo_copy / ".indexignore").write_text("People/\n", encoding="utf-8")
+    live.index()
+    same_findings(live)
+    summary = current_findings(live).summary
+    assert summary["excluded_links"] > 0 and summary["stale"] == 0, summary

@@ -194,3 +194,16 @@ def test_event_paths_names_notes_and_asks_for_a_scan_otherwise(vault: Vault) -> 
     for needs_scan in (root / "Folder", root / "Moved Folder", root / "picture.png", root / ".indexignore",
                        root / ".obsidian/app.json", Path("/elsewhere/Note.md")):
         assert vault.event_paths([str(root / "Folder/Note.md"), str(needs_scan)]) is None, needs_scan
+
+
+
+def test_an_editors_temporary_file_asks_for_no_scan_unless_the_index_held_it(vault: Vault) -> None:
+    """With the watcher now waking for any path that comes or goes (a dotted folder, an attachment), a temp
+    file written and renamed away within one batch would have scanned the vault at every save."""
+    root = vault.root
+    held = {"Books v1.0", "attachments/diagram.png"}.__contains__
+    batch = [str(root / "Folder/Note.md"), str(root / "Folder/Note.md.tmp-1234")]
+    assert vault.event_paths(batch, held) == ["Folder/Note.md"]
+    assert vault.event_paths(batch) is None  # nothing to ask: any other path is looked at by a scan
+    for gone_but_held in ("Books v1.0", "attachments/diagram.png"):
+        assert vault.event_paths([str(root / gone_but_held)], held) is None, gone_but_held

@@ -11,6 +11,7 @@ import pytest
 
 from sidecar.core import VaultIndex
 from sidecar.errors import InvalidParams, NotFound
+from sidecar.store.reads import holds_path
 from sidecar.store.vectors import dequantize, quantize
 from tests import demo_facts
 from tests.conftest import DEMO_VAULT, WriteNote, open_index
@@ -173,6 +174,19 @@ def test_related_refuses_what_every_path_rule_refuses(demo_index: VaultIndex) ->
         demo_index.related(path="Cooking/../Home.md")
 
 
+def test_related_for_a_note_gone_from_disk_is_not_found_as_note_links_says(demo_copy: Path, tmp_path: Path) -> None:
+    """Deleted before the index caught up (or with the watcher off), a note was still related from its
+    indexed rows while note.links and read_note said not found; its unsaved buffer still answers."""
+    index = open_index(demo_copy, tmp_path / "index")
+    index.index()
+    (demo_copy / "Inbox.md").unlink()
+    for call in (lambda: index.related(path="Inbox.md"), lambda: index.note_links("Inbox.md")):
+        with pytest.raises(NotFound):
+            call()
+    assert index.related(path="Inbox.md", text="# Inbox\n\nsourdough starter\n")["results"]
+    index.close()
+
+
 def test_related_errors(demo_index: VaultIndex) -> None:
     with pytest.raises(InvalidParams):
         demo_index.related()
@@ -185,6 +199,14 @@ def test_resolve_note_suggests(demo_index: VaultIndex) -> None:
     with pytest.raises(NotFound) as info:
         demo_index.resolve_note("Sourdoug Bred")
     assert "Sourdough Bread" in info.value.data["suggestions"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("path", "held"), [
+    ("Cooking", True), ("attachments", True), ("attachments/diagram.png", True),
+    ("Cook", False), ("Cooking/Sourdough Bread.md.tmp", False), ("Cooking0", False),
+])
+def test_holds_path_knows_folders_and_attachments_of_the_index(demo_index: VaultIndex, path: str, held: bool) -> None:
+    assert holds_path(demo_index.reader(), path) is held
 
 
 @pytest.mark.parametrize("ref", ["cooking/sourdough bread.md", "COOKING/Sourdough Bread", "./cooking//sourdough BREAD.MD"])

@@ -248,6 +248,8 @@ def test_live_updates(live: tuple[Sidecar, Path]) -> None:
     server.wait_until(lambda: top_paths("pterodactyl") == ["Inbox/Moved.md"], 10, "a note in a new folder")
     (vault / "Inbox").rename(vault / "Outbox")  # the folder's events alone cannot say which notes moved
     server.wait_until(lambda: top_paths("pterodactyl") == ["Outbox/Moved.md"], 10, "a folder move")
+    (vault / "Outbox").rename(vault / "Books v1.0")  # a dot in a folder's name: taken for a file's before
+    server.wait_until(lambda: top_paths("pterodactyl") == ["Books v1.0/Moved.md"], 10, "a dotted folder move")
 
 
 def test_events_stream_reports_changes(live: tuple[Sidecar, Path]) -> None:

@@ -132,6 +132,20 @@ def test_settings_files_that_are_fifos_do_not_block_loading_the_rules(vault: Vau
     assert read_small_file(vault.root / ".indexignore") is None
 
 
+def test_an_app_json_that_is_not_json_keeps_the_last_excluded_files(vault: Vault,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """A half-written save or a sync conflict dropped every Obsidian exclusion at once, silently:
+    Archive/Old/ was indexed and served within a second."""
+    signature = vault.rules_signature
+    (vault.root / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": ["Archive/Old/",]}')
+    vault.reload_rules()
+    assert vault.exclusion_reason("Archive/Old/x.md") is not None and vault.rules_signature == signature
+    assert "not valid JSON" in caplog.text
+    (vault.root / ".obsidian" / "app.json").write_text(json.dumps({"userIgnoreFilters": []}))
+    vault.reload_rules()  # fixed: its rules again, and a report kept on the old ones is found anew
+    assert vault.exclusion_reason("Archive/Old/x.md") is None and vault.rules_signature != signature
+
+
 def test_ignore_rules_apply_whatever_the_unicode_form(tmp_path: Path) -> None:
     """macOS writes NFD names and people type NFC: `Privé/` in NFD left Privé/p.md indexed."""
     root = tmp_path / "vault"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import logging
 import os
 import re
 import stat
@@ -21,6 +22,8 @@ import pathspec
 
 from sidecar.config import SETTING, Settings
 from sidecar.ingest.redact import redact
+
+log = logging.getLogger(__name__)
 
 INDEXIGNORE = ".indexignore"
 NOTE_SUFFIX = ".md"
@@ -89,6 +92,7 @@ class Vault:
         self.allow_hardlinks = allow_hardlinks
         self._path_secrets: dict[str, str | None] = {}
         self.extra_excludes = extra_excludes
+        self._obsidian_filters: ObsidianFilters | None = None  # the last Excluded files read (reload_rules)
         self.reload_rules()
 
     @classmethod
@@ -104,7 +108,15 @@ class Vault:
             lines += ignore_text.splitlines()
         # Paths here are NFC (macOS writes NFD names, people type NFC): so is every rule.
         self._spec = pathspec.GitIgnoreSpec.from_lines([nfc(line) for line in lines])
-        self._obsidian_prefixes, self._obsidian_regexes = _obsidian_filters(self.root)
+        filters = _obsidian_filters(self.root)
+        if filters is None:  # a half-written save or a sync conflict: the last rules read stay in force
+            log.warning(".obsidian/app.json is not valid JSON: %s", "no Obsidian Excluded files apply until it is"
+                        if self._obsidian_filters is None else "its last readable Excluded files stay in force")
+            filters = self._obsidian_filters or ((), ())
+        self._obsidian_filters = filters
+        self._obsidian_prefixes, self._obsidian_regexes = filters
+        # What the rules are, for reports kept between calls (the health report): equal rules, equal signature.
+        self.rules_signature = hash((tuple(lines), filters[0], tuple(rx.pattern for rx in filters[1])))
 
     def exclusion_reason(self, rel: str) -> str | None:
         """Why a vault-relative path is not served, or None when it may be."""
@@ -121,11 +133,13 @@ class Vault:
         return None
 
     # ---- scanning -----------------------------------------------------------------------
-    def event_paths(self, changed: Iterable[str]) -> list[str] | None:
+    def event_paths(self, changed: Iterable[str], indexed: Callable[[str], bool] | None = None) -> list[str] | None:
         """The notes a batch of file events names, vault-relative, for indexing just those; None when
         only a scan can tell what changed: a folder came or went (its notes with it), an attachment
         did (links may resolve to it), the ignore rules changed, or a name needs the scan's own rules
-        (a link, a credential in the name). Hidden, excluded and outside paths are left out."""
+        (a link, a credential in the name). Hidden, excluded and outside paths are left out, and so is
+        a file that is not a note and is gone again when `indexed` (does the index hold this attachment,
+        or notes in this folder?) says the index never had it: an editor's temporary file."""
         notes: list[str] = []
         for path in changed:
             try:
@@ -137,6 +151,9 @@ class Vault:
             if self.exclusion_reason(rel):
                 continue
             full = self.root / rel
+            if indexed is not None and not rel.lower().endswith(NOTE_SUFFIX) and not os.path.lexists(full) \
+                    and not indexed(rel):
+                continue
             if not rel.lower().endswith(NOTE_SUFFIX) or os.path.islink(full) or os.path.isdir(full):
                 return None
             if self._path_with_secret(rel) is not None:
@@ -424,12 +441,16 @@ def decode_note(data: bytes) -> NoteText:
     return NoteText(text, tuple(warnings))
 
 
-def _obsidian_filters(root: Path) -> tuple[tuple[str, ...], tuple[re.Pattern[str], ...]]:
-    """Obsidian's "Excluded files": plain entries are path prefixes, /.../ entries are regexes."""
+ObsidianFilters = tuple[tuple[str, ...], tuple[re.Pattern[str], ...]]  # path prefixes, regexes
+
+
+def _obsidian_filters(root: Path) -> ObsidianFilters | None:
+    """Obsidian's "Excluded files": plain entries are path prefixes, /.../ entries are regexes. None when
+    app.json is there but not JSON."""
     try:
         config = json.loads(read_small_file(root / ".obsidian" / "app.json") or "null")
     except ValueError:
-        return (), ()
+        return None
     entries = config.get("userIgnoreFilters") if isinstance(config, dict) else None
     prefixes: list[str] = []
     regexes: list[re.Pattern[str]] = []

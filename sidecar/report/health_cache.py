@@ -55,7 +55,7 @@ from sidecar.report.health import (
 )
 from sidecar.retrieve.snapshot import Snapshot, current_generation
 from sidecar.store.health_reads import link_resolutions, link_sources, note_signatures
-from sidecar.store.reads import read_transaction
+from sidecar.store.reads import attachment_paths, read_transaction
 
 if TYPE_CHECKING:
     from sidecar.ingest.vault import Vault
@@ -84,6 +84,7 @@ class Kept:
     embedder: object  # the model the vectors came from: when it arrives (serve loads it late), all is found anew
     anchors: AnchorMemo
     unresolved: UnresolvedMemo
+    surroundings: tuple[int, int] = (0, 0)  # what the findings read besides the notes (_surroundings)
 
 
 AnchorMemo = dict[tuple[int, int], tuple[LinkRow, NoteRow, Item | None]]  # (id(link), id(target)) -> its item
@@ -192,7 +193,8 @@ def _advance(index: IndexView, kept: Kept | None) -> Kept:
     signatures = note_signatures(conn)
     changed = _changed(kept.signatures, signatures) if kept is not None else set()
     if kept is None or len(changed) > FULL_RELOAD_SHARE * max(len(signatures), 1) or \
-            kept.embedder is not index.embedder or kept.snapshot.matrix.shape[1:] != snap.matrix.shape[1:]:
+            kept.embedder is not index.embedder or kept.snapshot.matrix.shape[1:] != snap.matrix.shape[1:] or \
+            kept.surroundings != _surroundings(index):
         return _from_scratch(index, snap, signatures, started)
     read = time.perf_counter()
     loaded, following, delta = _advanced(index, kept, snap, signatures, changed)
@@ -208,7 +210,7 @@ def _advance(index: IndexView, kept: Kept | None) -> Kept:
     log.debug("health: %d notes changed (%d vectors moved), findings in %.0f ms: snapshot %.0f ms, "
               "signatures %.0f ms, rows %.0f ms, sections %.0f ms", len(changed), len(delta.moved), found.took_ms,
               (snapped - started) * 1000, (read - snapped) * 1000, (advanced - read) * 1000, (time.perf_counter() - advanced) * 1000)
-    return Kept(found, signatures, *following, index.embedder, anchors, unresolved)
+    return Kept(found, signatures, *following, index.embedder, anchors, unresolved, kept.surroundings)
 
 
 def _from_scratch(index: IndexView, snap: Snapshot, signatures: dict[int, Signature], started: float) -> Kept:
@@ -220,7 +222,15 @@ def _from_scratch(index: IndexView, snap: Snapshot, signatures: dict[int, Signat
     found = find_all(ctx, snap.generation, started, known)
     resolution = _resolution(index)
     return Kept(found, signatures, links_by_source, resolution, snap, vector_rows_per_note(snap), time.monotonic(),
-                None, index.embedder, anchors, unresolved)
+                None, index.embedder, anchors, unresolved, _surroundings(index))
+
+
+def _surroundings(index: IndexView) -> tuple[int, int]:
+    """The vault's ignore rules and the index's attachments, as two numbers. The rest of a report advances by
+    the notes that changed; a rule or an attachment changes what links to unchanged notes find and what
+    the vault walk counts as stale, so either one changing finds everything anew (rare: a settings edit, a
+    file added or deleted)."""
+    return index.vault.rules_signature, hash(frozenset(attachment_paths(index.reader())))
 
 
 def _changed(before: dict[int, Signature], now: dict[int, Signature]) -> set[int]:

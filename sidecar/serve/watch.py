@@ -24,19 +24,20 @@ STOP_POLL_MS = 500  # how often the watcher thread checks for shutdown: bounds t
 
 
 def interesting(root: Path) -> Callable[[Change, str], bool]:
-    """Notes, folders and the two files that change the ignore rules; not .git or .trash churn."""
+    """Notes, the two files that change the ignore rules, and any other path that comes or goes: a
+    folder (its notes come or go with it, "Books v1.0" too) or an attachment (links resolve to it).
+    Not .git or .trash churn, nor an attachment or log written in place (it resolves the same)."""
 
-    def accept(_change: Change, path: str) -> bool:
+    def accept(change: Change, path: str) -> bool:
         try:
             rel = Path(path).resolve().relative_to(root).as_posix()
         except ValueError:
             rel = Path(path).relative_to(root).as_posix() if path.startswith(str(root)) else path
         if rel in (".indexignore", ".obsidian/app.json"):
             return True
-        parts = rel.split("/")
-        if any(p.startswith(".") for p in parts):
+        if any(p.startswith(".") for p in rel.split("/")):
             return False
-        return rel.lower().endswith(".md") or "." not in parts[-1]  # notes, and folders (moves/deletes)
+        return rel.lower().endswith(".md") or change != Change.modified
 
     return accept
 

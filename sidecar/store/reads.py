@@ -118,6 +118,14 @@ def attachment_paths(conn: sqlite3.Connection) -> list[str]:
     return [str(r[0]) for r in conn.execute("SELECT path FROM attachments")]
 
 
+def holds_path(conn: sqlite3.Connection, path: str) -> bool:
+    """The index has this attachment, or notes or attachments in this folder ("0" sorts right after "/")."""
+    inside = (f"{path}/", f"{path}0")
+    row = conn.execute("SELECT EXISTS(SELECT 1 FROM attachments WHERE path = ? OR (path >= ? AND path < ?)) OR "
+                       "EXISTS(SELECT 1 FROM notes WHERE path >= ? AND path < ?)", (path, *inside, *inside)).fetchone()
+    return bool(row[0])
+
+
 # ---- links ------------------------------------------------------------------------------------
 def outlink_rows(conn: sqlite3.Connection, note_id: int) -> Iterable[tuple[Any, ...]]:
     """(target_raw, target_path, anchor, kind, line, ambiguous) of each link the note writes, by line."""
