@@ -268,7 +268,8 @@ class VaultIndex:
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()
-            searcher = Searcher(conn, snap, embedder, self.thresholds(snap), ranking or self.ranking, loading)
+            searcher = Searcher(conn, snap, embedder, self.thresholds(snap), ranking or self.ranking, loading,
+                                hidden=self.vault.exclusion_reason)
             result = searcher.search(query, limit, Filters.from_json(filters), mode, max_tokens, explain, typed)
         result["index_building"] = self.building
         return result
@@ -291,6 +292,8 @@ class VaultIndex:
             snap = self.snapshot()
             finder = Related(conn, snap, embedder, self.thresholds(snap))
             result = finder.related(path, text, cursor_heading, limit)
+        # a note excluded since the last index run is never served (Searcher.hidden does this for search)
+        result["results"] = [r for r in result["results"] if not self.vault.exclusion_reason(r["path"])]
         result["index_building"] = self.building
         result["vectors_loading"] = loading
         return result

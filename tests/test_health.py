@@ -391,3 +391,18 @@ def test_best_rows() -> None:
     score = np.array([0.1, -np.inf, 0.9, 0.0, 0.5], dtype=np.float32)
     assert health.best_rows(score, 3) == [2, 4, 0]
     assert health.best_rows(score[:0], 3) == []
+
+
+def test_each_kind_of_skipped_file_gets_its_own_fix() -> None:
+    """Before, a name holding a credential and a hard-linked note were told to "check the file opens as text
+    in Obsidian", which fixes neither."""
+    reasons = {
+        "the file or folder name contains a credential: rename it to index it": "Rename it without",
+        "hard-linked (2 names for one file): not indexed unless SIDECAR_ALLOW_HARDLINKS=1": "Copy the note",
+        "cannot read this folder (Permission denied): its notes are not indexed": "permission on the folder",
+        "cannot read: Permission denied": "permission on the file",
+        "a link to a folder: the index never follows one (it could lead anywhere); move the folder in": "Move what",
+        "too large: 3,000,000 bytes (limit 2,000,000, --max-file-bytes)": "Split the note",
+    }
+    for reason, fix in reasons.items():
+        assert fix in health._skip_fix(reason), reason

@@ -187,6 +187,36 @@ def test_related_for_a_note_gone_from_disk_is_not_found_as_note_links_says(demo_
     index.close()
 
 
+def test_a_note_excluded_since_the_last_index_run_is_never_served(demo_copy: Path, tmp_path: Path) -> None:
+    """Before, a folder added to .indexignore was still searched, related and quoted by `search`, `related`
+    and `context` (and MCP search) until the next index run, while read_note said not found."""
+    index = open_index(demo_copy, tmp_path / "index")
+    index.index()
+    assert any(r["path"].startswith("Cooking/") for r in index.search("sourdough bread starter")["results"])
+    assert any(r["path"].startswith("Cooking/") for r in index.related(path="Home.md", limit=50)["results"])
+    (demo_copy / ".indexignore").write_text("Cooking/\n", encoding="utf-8")
+    index.vault.reload_rules()  # what a new CLI command reads; the index is not run again
+    for mode in ("hybrid", "lexical", "semantic"):
+        found = index.search("sourdough bread starter", mode=mode)["results"]
+        assert found and not any(r["path"].startswith("Cooking/") for r in found), mode
+    assert not any(r["path"].startswith("Cooking/") for r in index.related(path="Home.md", limit=50)["results"])
+    index.close()
+
+
+def test_quotes_make_phrases_in_every_mode(demo_copy: Path, tmp_path: Path) -> None:
+    """Before, quotes were kept by the keyword leg only: in hybrid mode '"fox quick"' gave two `high` notes,
+    neither holding that phrase, and '"quick brown fox"' a note with only "brown quick fox"."""
+    (demo_copy / "Phrases One.md").write_text("# One\n\nThe quick brown fox jumps over the lazy dog.\n")
+    (demo_copy / "Phrases Two.md").write_text("# Two\n\nA brown quick fox, and a dog that was not lazy.\n")
+    index = open_index(demo_copy, tmp_path / "index")
+    index.index()
+    for mode in ("hybrid", "semantic", "lexical"):
+        assert [r["path"] for r in index.search('"quick brown fox" dog', mode=mode)["results"]] == ["Phrases One.md"]
+        assert index.search('"fox quick"', mode=mode)["results"] == [], mode
+    assert "Phrases Two.md" in [r["path"] for r in index.search("quick brown fox")["results"]]  # no quotes: words
+    index.close()
+
+
 def test_related_errors(demo_index: VaultIndex) -> None:
     with pytest.raises(InvalidParams):
         demo_index.related()

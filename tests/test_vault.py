@@ -5,6 +5,7 @@ import threading
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,6 +131,29 @@ def test_settings_files_that_are_fifos_do_not_block_loading_the_rules(vault: Vau
     os.mkfifo(vault.root / ".obsidian" / "app.json")
     assert _in_thread(vault.reload_rules) is None
     assert read_small_file(vault.root / ".indexignore") is None
+
+
+def test_a_folder_it_cannot_read_is_a_skip_with_its_reason_and_an_unreadable_vault_an_error(
+        vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, an unreadable folder (chmod 000, another user's) was left out unsaid: the index was
+    "complete" without its notes, and an unreadable vault folder indexed 0 notes "complete"."""
+    (vault.root / "Locked").mkdir()
+    (vault.root / "Locked" / "Inside.md").write_text("# Inside")
+    scandir, locked = os.scandir, {"Locked"}
+
+    def guarded(path: str) -> Any:
+        if Path(path).name in locked:
+            raise PermissionError(13, "Permission denied", path)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", guarded)
+    result = vault.scan()
+    assert "Locked/Inside.md" not in [f.path for f in result.notes]
+    assert [(s.path, s.reason) for s in result.skipped if s.path == "Locked"] == [
+        ("Locked", "cannot read this folder (Permission denied): its notes are not indexed")]
+    locked.add(vault.root.name)
+    with pytest.raises(OSError, match="cannot read the vault folder"):
+        vault.scan()
 
 
 def test_an_app_json_that_is_not_json_keeps_the_last_excluded_files(vault: Vault,

@@ -22,7 +22,7 @@ const SUMMARY: HealthSummaryResponse = {
   generated_at: GENERATED, took_ms: 3, generation: "7", summary: { notes: 70, unresolved_links: 3, orphans: 60 } as never, rules: [],
   sections: [
     { id: "unresolved_links", title: "Links to notes that do not exist", severity: "error", count: 3 },
-    { id: "secrets", title: "Notes containing credentials", severity: "error", count: 0 },
+    { id: "secrets", title: "Credentials in notes", severity: "error", count: 0 },
     { id: "orphans", title: "Orphans: no links in or out", severity: "info", count: 60 },
   ],
 };

@@ -87,6 +87,8 @@ class Vault:
                  allow_hardlinks: bool = Settings.allow_hardlinks) -> None:
         self.root = root.expanduser().resolve()
         if not self.root.is_dir():
+            if self.root.exists():
+                raise NotADirectoryError(f"the vault is not a folder: {root}")
             raise FileNotFoundError(f"vault folder not found: {root}")
         self.max_file_bytes = max_file_bytes
         self.allow_hardlinks = allow_hardlinks
@@ -202,7 +204,8 @@ class Vault:
 
     def walk(self, refused: Callable[[str, str], None] | None = None) -> Iterator[tuple[str, os.stat_result]]:
         """Files below the root, sorted; hidden folders are pruned, symlinks must stay inside the vault.
-        `refused(path, why)` hears of the links not followed (a note behind them would be missing unsaid).
+        `refused(path, why)` hears of the links not followed and the folders it cannot read (a note behind
+        them would be missing unsaid); a vault folder it cannot read at all raises.
 
         os.scandir hands out each entry's type without another system call, which keeps a
         no-change reconcile of 17k files well under a second."""
@@ -212,8 +215,14 @@ class Vault:
             try:
                 with os.scandir(folder) as listing:
                     entries = sorted(listing, key=lambda e: e.name)
-            except OSError:
-                continue  # vanished or unreadable folder: the next reconcile looks again
+            except FileNotFoundError:
+                continue  # vanished since it was listed: the next run looks again
+            except OSError as exc:  # unreadable (permissions): said, never "complete" without its notes
+                if not prefix:
+                    raise OSError(exc.errno, f"cannot read the vault folder: {exc.strerror}", folder) from exc
+                if refused is not None:
+                    refused(nfc(prefix.rstrip("/")), f"cannot read this folder ({exc.strerror}): its notes are not indexed")
+                continue
             for entry in reversed([e for e in entries if self._walkable_dir(e)]):
                 stack.append((entry.path, prefix + entry.name + "/"))
             for entry in entries:

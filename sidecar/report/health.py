@@ -1080,11 +1080,24 @@ def _skipped(ctx: Context) -> list[Item]:
             for path, reason in ctx.skipped.items()]
 
 
+SKIP_FIXES = (  # (what the reason holds, what to do): the first that matches
+    ("too large", "Split the note into smaller notes, or raise max_file_bytes if it really is one note."),
+    ("binary", "This is not a text note: give it its real file extension."),
+    ("contains a credential", "Rename it without the credential (and rotate the credential): the index never "
+                              "stores or shows that name."),
+    ("hard-linked", "Copy the note instead of hard-linking it, or allow hard links if every name of it is inside "
+                    "the vault."),
+    ("cannot read this folder", "Give your user read permission on the folder, then index again."),
+    ("cannot read", "Give your user read permission on the file, then index again."),
+    ("a link", "Move what the link points to into the vault instead of linking to it."),
+    ("not a regular file", "Replace it with a regular file, or move it out of the vault."),
+)
+
+
 def _skip_fix(reason: str) -> str:
-    if reason.startswith("too large"):
-        return "Split the note into smaller notes, or raise max_file_bytes if it really is one note."
-    if "binary" in reason:
-        return "This is not a text note: give it its real file extension."
+    for start, fix in SKIP_FIXES:
+        if start in reason:
+            return fix
     return "Check the file opens as text in Obsidian, then index again."
 
 
@@ -1158,7 +1171,7 @@ SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("unresolved_links", "Links to notes that do not exist", "error", _unresolved_links, _suggest_targets),
     SectionSpec("missing_attachments", "Embeds of missing attachments", "error", _missing_attachments),
     SectionSpec("broken_anchors", "Links to headings or blocks that do not exist", "error", _broken_anchors),
-    SectionSpec("secrets", "Notes containing credentials", "error", _secrets),
+    SectionSpec("secrets", "Credentials in notes", "error", _secrets),  # a count of credentials, not of notes
     SectionSpec("malformed_frontmatter", "Invalid frontmatter", "error", _malformed_frontmatter),
     SectionSpec("ambiguous_links", "Ambiguous links (several files share the name)", "warning", _ambiguous_links),
     SectionSpec("excluded_links", "Links into files the index leaves out", "info", _excluded_links),

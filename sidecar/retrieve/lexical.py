@@ -29,6 +29,7 @@ class LexicalQuery:
     terms: tuple[str, ...]  # lower-cased words and CJK bigrams, for snippets and coverage
     parts: tuple[str, ...] = ()  # the quoted FTS5 terms and phrases
     fallback: str | None = None  # single CJK characters, OR-ed: tried when no bigram matches
+    phrases: tuple[str, ...] = ()  # the quoted phrases' FTS5 expressions: a hit's note must hold each one
 
     @property
     def match_all(self) -> str | None:
@@ -63,6 +64,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
     parts: list[str] = []
     terms: list[str] = []
     singles: list[str] = []
+    required: list[str] = []
     phrases = PHRASE.findall(text)
     rest = PHRASE.sub(" ", text)
     for phrase in phrases:
@@ -73,7 +75,8 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 terms.append(emoji)
             if not words:
                 continue
-            parts.append(_cjk_phrase(piece) if is_cjk else _quote(" ".join(words)))
+            required.append(_cjk_phrase(piece) if is_cjk else _quote(" ".join(words)))
+            parts.append(required[-1])
             terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
     tokens = [tok for tok in rest.split() if WORD.search(tok) or _pictograph_terms(tok)]
     content = [tok for tok in tokens if tok.lower().strip(".,;:!?()[]{}'\"") not in STOPWORDS]
@@ -103,7 +106,8 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 parts.append(_quote(" ".join(words)))
     parts = list(dict.fromkeys(parts))[:MAX_TERMS]
     fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
-    return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback)
+    return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback,
+                        tuple(dict.fromkeys(required)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,14 +102,16 @@ class Ranking:
     # Bread]]`) counts for its coverage: 1.0 as any word (off); 0.0 moved every set within noise (docs/ranking.md)
 
 
-def allowed_notes(conn: sqlite3.Connection, filters: Filters) -> set[int] | None:
-    if not filters.active():
+def allowed_notes(conn: sqlite3.Connection, filters: Filters, phrases: Sequence[str] = ()) -> set[int] | None:
+    """The notes the filters let through, and (quotes in the query) that hold every phrase; None: all."""
+    if not filters.active() and not phrases:
         return None
     excluded = [m for term in filters.exclude_terms if (m := build_query(f'"{term}"', prefix_last=False).match)]
     return reads.filtered_note_ids(
         conn, filters.folder.strip("/").lower() if filters.folder else None,
         filters.tag.lstrip("#").lower() if filters.tag else None, filters.fields,
-        None if filters.modified_since is None else int(filters.modified_since * 1e9), filters.exclude_path, excluded)
+        None if filters.modified_since is None else int(filters.modified_since * 1e9), filters.exclude_path, excluded,
+        phrases)
 
 
 @dataclass
@@ -366,13 +368,16 @@ VECTORS_LOADING = "The embedding model is still loading (the sidecar just starte
 
 class Searcher:
     def __init__(self, conn: sqlite3.Connection, snap: Snapshot, embedder: Embedder | None,
-                 thresholds: Thresholds, ranking: Ranking | None = None, vectors_loading: bool = False) -> None:
+                 thresholds: Thresholds, ranking: Ranking | None = None, vectors_loading: bool = False,
+                 hidden: Callable[[str], object] | None = None) -> None:
         self.conn = conn
         self.snap = snap
         self.embedder = embedder
         self.thresholds = thresholds
         self.ranking = ranking or Ranking()
         self.vectors_loading = vectors_loading  # no vectors yet: the model is still loading (VaultIndex.load_model)
+        # A path the vault's rules now leave out (truthy: why), while the index still holds it: never served
+        self.hidden = hidden
 
     def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: Filters | None = None, mode: str = "hybrid",
                max_tokens: int | None = None, explain: bool = False, typed: bool = False) -> SearchResponse:
@@ -382,11 +387,12 @@ class Searcher:
         filters = filters or Filters()
         vectors_available = self.embedder is not None and len(self.snap.vector_ids) > 0
         effective_mode: SearchMode = cast(SearchMode, mode) if vectors_available or mode == "lexical" else "lexical"
-        allowed = allowed_notes(self.conn, filters)
         # A submitted query keeps its function words in the all-terms pass (an intersection, cheap); typed
         # or submitted, words in >5% of sections stay out of the wide OR: keeping them there cost 4x the
         # time for no gain on the shared sets (docs/ranking.md). Only a query being typed ends in a prefix.
         lexq = build_query(text, prefix_last=typed, drop_stopwords=typed)
+        # "Quotes make phrases" in every mode: the vector leg alone found notes without the phrase, as high
+        allowed = allowed_notes(self.conn, filters, lexq.phrases)
         cands = self._candidates(query, lexq, allowed, effective_mode)
         weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
             if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
@@ -402,6 +408,8 @@ class Searcher:
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
+        if self.hidden is not None:  # a note excluded since the last index run (a CLI search, say)
+            hits = [h for h in hits if h.note_id not in note_rows or not self.hidden(note_rows[h.note_id]["path"])]
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
         hits = hits[:limit]

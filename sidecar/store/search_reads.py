@@ -20,10 +20,12 @@ def like_escape(text: str) -> str:
 
 # ---- search: the notes a filter allows -----------------------------------------------------------
 def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | None, fields: Mapping[str, str],
-                      modified_since_ns: int | None, exclude_path: str | None, exclude_matches: Sequence[str]) -> set[int]:
+                      modified_since_ns: int | None, exclude_path: str | None, exclude_matches: Sequence[str],
+                      require_matches: Sequence[str] = ()) -> set[int]:
     """The notes in `folder` (lower-case, no slashes around it), tagged `tag` or a tag under it (lower-case,
-    no #), whose frontmatter `fields` equal (or list) the values, modified since, not at `exclude_path`, and
-    with no section matching any of `exclude_matches` (FTS5 expressions)."""
+    no #), whose frontmatter `fields` equal (or list) the values, modified since, not at `exclude_path`,
+    with no section matching any of `exclude_matches` and a section matching each of `require_matches`
+    (FTS5 expressions)."""
     clauses: list[str] = []
     params: list[object] = []
     if folder is not None:
@@ -46,6 +48,10 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
         params.append(exclude_path)
     for match in exclude_matches:
         clauses.append("id NOT IN (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+                       " WHERE chunks_fts MATCH ?)")
+        params.append(match)
+    for match in require_matches:
+        clauses.append("id IN (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
                        " WHERE chunks_fts MATCH ?)")
         params.append(match)
     sql = "SELECT id FROM notes WHERE " + (" AND ".join(clauses) or "1")
