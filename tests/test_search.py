@@ -329,3 +329,18 @@ def test_a_note_of_a_thousand_alike_sections_leaves_room_for_the_others(tmp_path
     finally:
         index.close()
     assert found == {"Log.md", *(f"Trip {i}.md" for i in range(5))}
+
+
+@pytest.mark.parametrize("query", ["2024-03-05", "2024-03-05 ", "K8S Cluster", "kube"])
+def test_a_query_that_is_a_notes_name_finds_that_note_first(tmp_path: Path, write_note: WriteNote, query: str) -> None:
+    """Before, "2024-03-05" put a note that mentions the date (three times) above the daily note itself, as a
+    QA pass found; Obsidian's quick switcher opens the note of that name. Title, file name or alias."""
+    write_note("Daily/2024-03-05.md", "# Tuesday\n\nRan 5 km, read a chapter.\n")
+    write_note("Fitness/Running.md", "# Running\n\n2024-03-05: 5 km. 2024-03-05 again: pace 5:40. Since 2024-03-05, "
+                                     "the k8s cluster (kube, my kube) tracks my runs on the k8s cluster.\n")
+    write_note("Home Lab/k8s cluster.md", "---\naliases: [kube]\n---\n# Home lab\n\nThree nodes.\n")
+    index = open_index(tmp_path / "vault", tmp_path / "index")
+    index.index()
+    wanted = "Daily/2024-03-05.md" if query.startswith("2024") else "Home Lab/k8s cluster.md"
+    assert index.search(query)["results"][0]["path"] == wanted
+    index.close()

@@ -11,6 +11,7 @@ import math
 import re
 import sqlite3
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -100,6 +101,7 @@ class Ranking:
     band_order: bool = False  # within the page, higher bands first (ties keep the ranking's order)
     mention_weight: float = 1.0  # what a query word a section holds only inside a link's target (`[[Sourdough
     # Bread]]`) counts for its coverage: 1.0 as any word (off); 0.0 moved every set within noise (docs/ranking.md)
+    named_first: bool = True  # a query that is a note's title, file name or alias finds that note first
 
 
 def allowed_notes(conn: sqlite3.Connection, filters: Filters, phrases: Sequence[str] = ()) -> set[int] | None:
@@ -254,6 +256,25 @@ def group_by_note(chunk_scores: dict[int, float], chunk_note: dict[int, int], se
         hits.append(NoteHit(note_id, [c for _, c in items], items[0][0] + extra))
     hits.sort(key=lambda h: -h.fused)
     return hits
+
+
+def named_first(hits: list[NoteHit], note_rows: dict[int, dict[str, Any]], query: str) -> list[NoteHit]:
+    """A query that is a note's name (its title, file name or an alias, in any case) finds that note first,
+    as Obsidian's quick switcher does: "2024-03-05" opened a note that mentions the date above the daily
+    note itself (docs/ranking.md)."""
+    wanted = name_key(query)
+    named = [h for h in hits if h.note_id in note_rows and wanted in _names(note_rows[h.note_id])] if wanted else []
+    return [*named, *(h for h in hits if h not in named)] if named else hits
+
+
+def name_key(text: str) -> str:
+    """A name as typed and as written compare equal: case, width forms, runs of spaces, quotes around it."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().strip().strip('"').split())
+
+
+def _names(row: dict[str, Any]) -> set[str]:
+    stem = str(row["path"]).rsplit("/", 1)[-1].removesuffix(".md")
+    return {name_key(n) for n in (str(row["title"]), stem, *(str(a) for a in row.get("aliases") or ()))}
 
 
 def damp_long_notes(hits: list[NoteHit], sections: dict[int, int], damping: float, free: int) -> None:
@@ -412,7 +433,7 @@ class Searcher:
             hits = [h for h in hits if h.note_id not in note_rows or not self.hidden(note_rows[h.note_id]["path"])]
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         hits.sort(key=lambda h: -h.score)
-        hits = hits[:limit]
+        hits = (named_first(hits, note_rows, query) if self.ranking.named_first else hits)[:limit]
         shown = [c for h in hits for c in (h.chunks if max_tokens else h.chunks[:SHOWN_SECTIONS])]  # budgeted text
         chunk_rows.update(self._chunk_rows([c for c in shown if c not in chunk_rows]))  # reads every match
         cosines = self._cosines(hits, cands)

@@ -4,6 +4,7 @@ they show. Plain values out; one statement each, as few round trips as the ranke
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -103,10 +104,10 @@ def chunk_note_ids(conn: sqlite3.Connection, chunk_ids: Collection[int]) -> list
 
 
 def note_rows(conn: sqlite3.Connection, note_ids: Collection[int]) -> dict[int, dict[str, Any]]:
-    """note id -> {path, title, mtime_ns} of the notes that still exist."""
-    rows = conn.execute("SELECT id, path, title, mtime_ns FROM notes WHERE id IN (SELECT value FROM json_each(?))",
+    """note id -> {path, title, aliases, mtime_ns} of the notes that still exist."""
+    rows = conn.execute("SELECT id, path, title, aliases, mtime_ns FROM notes WHERE id IN (SELECT value FROM json_each(?))",
                         (json_ids(note_ids),))
-    return {int(r[0]): {"path": r[1], "title": r[2], "mtime_ns": r[3]} for r in rows}
+    return {int(r[0]): {"path": r[1], "title": r[2], "aliases": json.loads(r[3]), "mtime_ns": r[4]} for r in rows}
 
 
 # ---- related notes (a note by its path: reads.note_id_at) ----------------------------------------
