@@ -9,6 +9,7 @@ Every environment variable the sidecar reads is named here, and read through `en
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import types
@@ -74,8 +75,10 @@ class Settings:
     def __post_init__(self) -> None:
         for s in SETTINGS:
             value = getattr(self, s.name)
+            reach = ", ".join(x for x in (s.flag, s.env) if x)
+            if isinstance(value, float) and not math.isfinite(value):  # nan passes any comparison, inf any minimum
+                raise ValueError(f"{s.name} ({reach}) must be a finite number, not {value}")
             if s.minimum is not None and value < s.minimum:
-                reach = ", ".join(x for x in (s.flag, s.env) if x)
                 raise ValueError(f"{s.name} ({reach}) must be at least {s.minimum:g}, not {value}")
         if self.index_dir == Path():
             object.__setattr__(self, "index_dir", default_index_dir(self.vault))

@@ -89,7 +89,7 @@ class VaultIndex:
                  model_later: bool = False) -> None:
         """`model_later`: open without the model; `load_model()` brings it in (serve answers meanwhile)."""
         self.settings = settings
-        _refuse_index_inside_vault(settings)
+        refuse_unusable_index_folder(settings)
         _refuse_a_folder_of_other_files(settings)
         private_dir(settings.index_dir)  # the index holds every note's text: 0700, whatever the umask
         self._vectors_wanted = vectors
@@ -485,10 +485,15 @@ def _refuse_a_folder_of_other_files(settings: Settings) -> None:
                          "folder, readable by you alone. Choose a new or empty --index folder.")
 
 
-def _refuse_index_inside_vault(settings: Settings) -> None:
+def refuse_unusable_index_folder(settings: Settings) -> None:
+    """The index folder is outside the vault and is a folder (or not there yet); checked by the commands
+    too before they say "not built yet", which would suggest an `index` run refused here."""
     index_dir = settings.index_dir.resolve()
     if index_dir == settings.vault or settings.vault in index_dir.parents:
         raise ValueError(
             f"the index folder {index_dir} is inside the vault; the index never goes into the vault. "
             "Choose an --index folder outside it."
         )
+    if settings.index_dir.exists() and not settings.index_dir.is_dir():
+        raise ValueError(f"the index folder {settings.index_dir} is a file, not a folder: the index keeps a "
+                         "folder of its own. Choose a new or empty --index folder.")

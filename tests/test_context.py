@@ -63,6 +63,14 @@ def test_a_low_band_says_the_vault_does_not_answer_and_spends_little() -> None:
     assert "long excerpt" in format_context(_result("medium"), 1500)  # answers keep their excerpts
 
 
+def test_a_budget_no_excerpt_fits_says_so_instead_of_promising_excerpts() -> None:
+    """Before, `--max-tokens 50` printed "Confidence high: these excerpts answer the question directly."
+    and then no excerpt at all."""
+    block = format_context(_result("high"), 60)
+    assert "these excerpts" not in block and "no excerpt fits 60 tokens" in block
+    assert "Note 0" in block and len(block) <= 60 * 4
+
+
 # ---- one context answer, one "index ready" rule ----------------------------------------------------
 QUESTION = "spaced repetition flashcards review schedule"
 

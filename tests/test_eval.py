@@ -63,8 +63,10 @@ def test_calibrate_report_prints_the_band_confusion_matrix(tmp_path: Path, capsy
 
     from sidecar.commands.cli import main
 
-    assert main(["calibrate", "--vault", str(ROOT / "examples" / "demo-vault"), "--index", str(tmp_path),
-                 "--report", str(QUERIES), "--json"]) == 0
+    where = ["--vault", str(ROOT / "examples" / "demo-vault"), "--index", str(tmp_path)]
+    assert main(["index", *where]) == 0  # calibrate measures an index, never builds one
+    capsys.readouterr()
+    assert main(["calibrate", *where, "--report", str(QUERIES), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     queries = evaluate.load_queries(QUERIES)
     answerable = sum(1 for q in queries if q["relevant"])

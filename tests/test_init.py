@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.commands.init import InitStopped, pick_vault
-from sidecar.commands.vaults import KnownVault, config_dirs, known_vaults
+from sidecar.commands.vaults import KnownVault, VaultListUnreadable, config_dirs, known_vaults
 from sidecar.config import OBSIDIAN_CONFIG_ENV as CONFIG_ENV
 from tests.test_ports import small_vault
 
@@ -49,6 +49,26 @@ def test_known_vaults_recent_first_missing_last_and_the_first_list_found(tmp_pat
     vaults = known_vaults([tmp_path / "none", broken, listed])
     assert [(v.name, v.exists, v.open) for v in vaults] == [("New", True, True), ("Old", True, False), ("Gone", False, False)]
     assert known_vaults([tmp_path / "none"]) == []
+
+
+def test_a_vault_list_that_is_not_valid_json_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, a corrupt obsidian.json gave "no Obsidian vault list found (looked in DIR)", as if there were none."""
+    from sidecar.commands.cli import main
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "obsidian.json").write_text("{bad")
+    with pytest.raises(VaultListUnreadable, match=f"found {broken / 'obsidian.json'}, but it is not valid JSON"):
+        known_vaults([tmp_path / "none", broken])
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "obsidian.json").write_text('{"vaults": []}')
+    with pytest.raises(VaultListUnreadable, match="is not Obsidian's vault list"):
+        known_vaults([tmp_path / "other"])
+    monkeypatch.delenv("SIDECAR_VAULT", raising=False)
+    assert main(["init", "--obsidian-config", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "is not valid JSON" in err and "no Obsidian vault list found" not in err
 
 
 def test_pick_vault() -> None:

@@ -110,6 +110,8 @@ def test_writes_are_allowed_by_flag_only(tmp_path: Path, monkeypatch: pytest.Mon
     ("SIDECAR_CHUNK_CHARS", "many", "SIDECAR_CHUNK_CHARS: expected a whole number, got 'many'"),
     ("SIDECAR_ALLOW_HARDLINKS", "maybe", "SIDECAR_ALLOW_HARDLINKS: expected 1/0"),
     ("SIDECAR_EMBED_BATCH", "0", r"embed_batch \(--embed-batch, SIDECAR_EMBED_BATCH\) must be at least 1"),
+    ("SIDECAR_HISTORY_DAYS", "nan", r"history_days \(--history-days, SIDECAR_HISTORY_DAYS\) must be a finite number, not nan"),
+    ("SIDECAR_HISTORY_DAYS", "inf", "history_days .* must be a finite number, not inf"),
 ])
 def test_a_bad_variable_is_a_clear_error(env: str, text: str, message: str, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,6 +127,14 @@ def test_a_bad_flag_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         build_parser().parse_args(["serve", "--vault", str(tmp_path), "--history-days", "x"])
     assert "argument --history-days: expected a number, got 'x'" in capsys.readouterr().err
+
+
+def test_a_number_flag_that_is_not_finite_is_refused(tmp_path: Path) -> None:
+    """Before, `--history-days inf` and `nan` passed the minimum check (nan compares false with anything)."""
+    for text in ("inf", "nan", "-inf"):
+        args = build_parser().parse_args(["serve", "--vault", str(tmp_path), f"--history-days={text}"])
+        with pytest.raises(ValueError, match=r"history_days \(--history-days, SIDECAR_HISTORY_DAYS\) must be a finite number"):
+            settings_from(args)
 
 
 def test_defaults_elsewhere_are_read_from_the_declarations() -> None:

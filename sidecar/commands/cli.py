@@ -25,8 +25,8 @@ from sidecar.config import (
     env_text,
     from_env,
 )
-from sidecar.core import VaultIndex, index_not_built
-from sidecar.errors import SidecarError
+from sidecar.core import VaultIndex, index_not_built, refuse_unusable_index_folder
+from sidecar.errors import InvalidParams, SidecarError
 from sidecar.protocol_types import (
     RELATED_LIMIT_DEFAULT,
     SEARCH_LIMIT_DEFAULT,
@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "json", False):
             print(json.dumps({"error": exc.to_json()}, ensure_ascii=False, indent=2))
         print(f"sidecar: {exc.message}", file=sys.stderr)
-        return 1
+        # an option out of its range is a usage error, as a bad setting is; checked where a JSON-RPC
+        # request's params are (serve/params.py), so the CLI and the ports give the same message
+        return 2 if isinstance(exc, InvalidParams) else 1
     except (FileNotFoundError, ValueError) as exc:
         print(f"sidecar: {exc}", file=sys.stderr)
         return 2
@@ -108,15 +110,47 @@ def _flag_parser(s: Setting) -> Callable[[str], object]:
     return parse
 
 
+def _whole_number(minimum: int, maximum: int | None = None, why: str = "") -> Callable[[str], int]:
+    """An integer option's type: out of range is a usage error (exit 2), as a bad setting is."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bounds = f"at least {minimum}" if maximum is None else f"{minimum}-{maximum}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}{why}, not {value}")
+        return value
+
+    return parse
+
+
 def open_index(args: argparse.Namespace, *, built: bool = False, **kwargs: Any) -> VaultIndex:
     """The vault's index; `built`: it must exist already (a command that only reads it never makes an
     empty one where a mistyped --index points)."""
-    settings = settings_from(args)
-    if not settings.vault.is_dir():
-        raise FileNotFoundError(f"vault folder not found: {settings.vault}")
+    settings = _index_settings(args)
     if built and not settings.db_path.exists():
         raise index_not_built(settings)
     return VaultIndex(settings, **kwargs)
+
+
+def _index_settings(args: argparse.Namespace) -> Settings:
+    """The settings of a command that opens the vault's index: the vault is a folder, and the index
+    folder is one the index may live in, checked before "not built yet" suggests an `index` run that
+    would be refused."""
+    settings = _vault_settings(args)
+    refuse_unusable_index_folder(settings)
+    return settings
+
+
+def _vault_settings(args: argparse.Namespace) -> Settings:
+    """settings_from, for a vault that is there and is a folder."""
+    settings = settings_from(args)
+    vault = settings.vault
+    if not vault.is_dir():
+        raise FileNotFoundError(f"vault folder not found: {vault}" if not vault.exists()
+                                else f"the vault {vault} is a file, not a folder: pass --vault with your vault's folder")
+    return settings
 
 
 def given_vault(args: argparse.Namespace) -> Path | None:
@@ -261,8 +295,16 @@ def _checked(method: str, **params: Any) -> dict[str, Any]:
     return given
 
 
+def _field_filter(text: str) -> tuple[str, str]:
+    """One --field KEY=VALUE; without a key, a value or the `=` it would match nothing, silently."""
+    key, equals, value = text.partition("=")
+    if not (equals and key.strip() and value.strip()):
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (a frontmatter field and its value), got {text!r}")
+    return key, value
+
+
 def _filters(args: argparse.Namespace) -> dict[str, Any]:
-    fields = dict(item.split("=", 1) for item in getattr(args, "field", None) or [] if "=" in item)
+    fields = dict(getattr(args, "field", None) or [])
     return {name: value for name, value in (("folder", args.folder), ("tag", args.tag), ("fields", fields))
             if value is not None}
 
@@ -309,7 +351,8 @@ def _search_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--max-tokens", type=int, help="include chunk text within this budget (4 characters a token)")
     cmd.add_argument("--folder", help="only notes under this folder")
     cmd.add_argument("--tag", help="only notes with this tag (nested tags included)")
-    cmd.add_argument("--field", action="append", metavar="KEY=VALUE", help="frontmatter field filter (repeatable)")
+    cmd.add_argument("--field", action="append", type=_field_filter, metavar="KEY=VALUE",
+                     help="frontmatter field filter (repeatable)")
 
 
 def _related_options(cmd: argparse.ArgumentParser) -> None:
@@ -323,7 +366,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from sidecar.commands.server import ServeOptions, serve  # noqa: PLC0415  (aiohttp/uvicorn load only here)
 
-    settings = settings_from(args)
+    settings = _index_settings(args)  # refused before the index folder is made
     options = ServeOptions(rpc_port=args.rpc_port, mcp_port=None if args.no_mcp else args.mcp_port,
                            watch=not args.no_watch, exit_with_parent=not args.no_parent_watch,
                            **({"reconcile_seconds": args.reconcile_seconds} if args.reconcile_seconds else {}))
@@ -331,8 +374,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _serve_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--rpc-port", type=int, default=0, help="JSON-RPC port on 127.0.0.1 (0: pick a free one)")
-    cmd.add_argument("--mcp-port", type=int, default=0, help="MCP port on 127.0.0.1 (0: pick a free one)")
+    cmd.add_argument("--rpc-port", type=_whole_number(0, 65535), default=0,
+                     help="JSON-RPC port on 127.0.0.1 (0: pick a free one)")
+    cmd.add_argument("--mcp-port", type=_whole_number(0, 65535), default=0,
+                     help="MCP port on 127.0.0.1 (0: pick a free one)")
     cmd.add_argument("--no-mcp", action="store_true", help="serve JSON-RPC only")
     cmd.add_argument("--no-watch", action="store_true", help="no file watcher (the periodic reconcile still runs)")
     cmd.add_argument("--reconcile-seconds", type=float, metavar="S",
@@ -344,7 +389,7 @@ def cmd_mcp_config(args: argparse.Namespace) -> int:
     from sidecar.serve.mcp_config import client_config, config_text  # noqa: PLC0415
     from sidecar.serve.tokens import mcp_token  # noqa: PLC0415
 
-    settings = settings_from(args)
+    settings = _index_settings(args)  # a configuration for a vault that is not there would fail in the client
     port = _mcp_port_in_use(settings, args.port)
     config = client_config(settings, port, mcp_token() if port else None)
     emit(args, config, lambda: config_text(config))
@@ -365,7 +410,7 @@ def _mcp_port_in_use(settings: Settings, asked: int | None) -> int | None:
 
 
 def _mcp_config_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--port", type=int, help="the MCP port of `sidecar serve --mcp-port N` (default: the port "
+    cmd.add_argument("--port", type=_whole_number(1, 65535), help="the MCP port of `sidecar serve --mcp-port N` (default: the port "
                      "this vault's running sidecar really serves on, from serve.json in its index folder)")
 
 
@@ -402,26 +447,27 @@ def _eval_text(out: dict[str, Any]) -> str:
 
 def _eval_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--queries", help="known-answer set (JSON), e.g. examples/demo-vault.queries.json")
-    cmd.add_argument("--sample", type=int, default=200, help="notes used for link prediction")
+    cmd.add_argument("--sample", type=_whole_number(1), default=200, help="notes used for link prediction")
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    from sidecar.report import evaluate  # noqa: PLC0415
     from sidecar.report.calibrate import calibrate  # noqa: PLC0415
 
-    index = open_index(args)
-    index.index()
-    if args.report:
-        return _band_report(args, index)
+    queries = evaluate.load_queries(Path(args.report)) if args.report else None  # a bad file fails before any work
+    index = open_index(args, built=True)  # measures an index, never builds one at a mistyped --index
+    index.index()  # brings it up to date with the vault
+    if queries is not None:
+        return _band_report(args, index, queries)
     report = calibrate(index, samples=args.samples, save=not args.dry_run)
     emit(args, report, lambda: _calibrate_text(report, args.dry_run))
     return 0
 
 
-def _band_report(args: argparse.Namespace, index: VaultIndex) -> int:
+def _band_report(args: argparse.Namespace, index: VaultIndex, queries: list[dict[str, Any]]) -> int:
     """The bands the current thresholds give a labelled query file: high/medium/low per population."""
     from sidecar.report import evaluate  # noqa: PLC0415
 
-    queries = evaluate.load_queries(Path(args.report))
     full = next(c for c in evaluate.configs(index.ranking) if c.name == "full")
     bands = evaluate.evaluate_set(index, queries, [full])["full"]["bands"]
     report = {"bands": bands, "checks": evaluate.band_checks(bands), "thresholds": index.thresholds_info()}
@@ -455,10 +501,15 @@ def _calibrate_text(r: dict[str, Any], dry_run: bool) -> str:
 
 
 def _calibrate_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--samples", type=int, default=200, help="answerable pseudo-queries to draw from the vault")
+    from sidecar.report.calibrate import MIN_ANSWERABLE  # noqa: PLC0415
+
+    cmd.add_argument("--samples", type=_whole_number(MIN_ANSWERABLE, why=" (the answerable samples calibration needs)"),
+                     default=200, help="answerable pseudo-queries to draw from the vault")
     cmd.add_argument("--dry-run", action="store_true", help="measure and print, keep the current thresholds")
     cmd.add_argument("--report", metavar="QUERIES", help="measure nothing: print the bands the current thresholds give "
-                     "a labelled query file (JSON or JSON lines), answerable against unanswerable")
+                     'a labelled query file, answerable against unanswerable: JSON ({"queries": [...]} or a list) '
+                     'or JSON lines, each query {"query": ..., "relevant": {"Note.md": 2}} ({} for no answer; '
+                     "`q` and `rel` are read too)")
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -510,7 +561,8 @@ def _health_options(cmd: argparse.ArgumentParser) -> None:
 
     cmd.add_argument("--md", action="store_true", help="a Markdown report to save as a note (names, never links)")
     cmd.add_argument("--section", action="append", choices=SECTION_IDS, help="only this section (repeatable)")
-    cmd.add_argument("--max-items", type=int, default=20, help="items shown per section in text and Markdown")
+    cmd.add_argument("--max-items", type=_whole_number(0), default=20,
+                     help="items shown per section in text and Markdown (0: the counts only)")
 
 
 COMMANDS["health"] = (cmd_health, "vault health: broken links, orphans, duplicates, secrets, stale files", _health_options)
@@ -523,8 +575,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from sidecar.adapters.mcp.server import run_stdio  # noqa: PLC0415  (the MCP SDK is only needed here)
 
     with _StdoutToStderr():  # stdout is the MCP wire: nothing printed while loading may reach it
-        index = open_index(args)
-    run_stdio(index)  # read-only unless --allow-writes: tools over an empty index say how to build it
+        index = open_index(args)  # over an index not built yet the tools answer how to build it (an agent says so)
+    run_stdio(index)  # read-only unless --allow-writes
     return 0
 
 
@@ -596,9 +648,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     if given_vault(args) is None:
         dirs = [args.obsidian_config] if args.obsidian_config else config_dirs()
         args.vault = pick_vault(known_vaults(dirs), _ask, dirs)  # InitStopped is a ValueError: exit 2
-    settings = settings_from(args)
-    if not settings.vault.is_dir():
-        raise FileNotFoundError(f"vault folder not found: {settings.vault}")
+    settings = _index_settings(args)
     print(f"setting up {settings.vault} (index {settings.index_dir})", file=sys.stderr)
     result = init_vault(settings, _progress_printer(lines=True),
                         lambda checks: print(checks_text(checks), file=sys.stderr, flush=True),

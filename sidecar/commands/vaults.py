@@ -49,24 +49,41 @@ def config_dirs(platform: str = sys.platform, env: Mapping[str, str] = os.enviro
             home / "snap" / "obsidian" / "current" / ".config" / "obsidian"]  # Snap
 
 
+class VaultListUnreadable(ValueError):
+    """An obsidian.json is there but cannot be read as Obsidian's vault list (a ValueError: exit 2)."""
+
+
 def known_vaults(dirs: list[Path] | None = None) -> list[KnownVault]:
-    """Every vault in the first obsidian.json found, most recently opened first (missing folders last)."""
+    """Every vault in the first obsidian.json found, most recently opened first (missing folders last).
+    A file that is not Obsidian's list is passed over; when no list is found, it is the error (so init
+    does not say "no list found" about a file it found and could not read)."""
+    unreadable: list[str] = []
     for folder in dirs if dirs is not None else config_dirs():
-        listed = read_vault_list(folder / LIST_FILE)
+        try:
+            listed = read_vault_list(folder / LIST_FILE)
+        except VaultListUnreadable as exc:
+            unreadable.append(str(exc))
+            continue
         if listed is not None:
             return sorted(listed, key=lambda v: (not v.exists, -v.last_opened_ms))
+    if unreadable:
+        raise VaultListUnreadable(f"{'; '.join(unreadable)}: fix it, or pass --vault PATH")
     return []
 
 
 def read_vault_list(path: Path) -> list[KnownVault] | None:
-    """The vaults in one obsidian.json; None when the file is missing or is not Obsidian's list."""
+    """The vaults in one obsidian.json; None when there is no such file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        raise VaultListUnreadable(f"found {path}, but it cannot be read: {exc.strerror}") from None
+    except ValueError as exc:  # JSON, or UTF-8
+        raise VaultListUnreadable(f"found {path}, but it is not valid JSON ({exc})") from None
     vaults = data.get("vaults") if isinstance(data, dict) else None
     if not isinstance(vaults, dict):
-        return None
+        raise VaultListUnreadable(f'found {path}, but it is not Obsidian\'s vault list (no "vaults" object)')
     out = []
     for entry in vaults.values():
         if isinstance(entry, dict) and isinstance(entry.get("path"), str) and entry["path"]:

@@ -102,6 +102,8 @@ def top_confidence(index: IndexView, query: str) -> float | None:
 # label-free signal tracks the right place, calibration keeps the defaults validated on all sets
 # and reports how both populations fall into them.
 MIN_CHUNKS = 50  # below this the two populations are too small to say anything
+MIN_ANSWERABLE = 10  # fewer answerable or unanswerable samples than these say nothing about the bands
+MIN_UNANSWERABLE = 5
 RECALIBRATE_GROWTH = 0.2  # automatic thresholds are re-measured when the vault grows or shrinks by 20%
 
 
@@ -127,6 +129,8 @@ def auto_calibrate(index: IndexView) -> None:
 
 def calibrate(index: IndexView, samples: int = 200, seed: int = 13, save: bool = True,
               source: str = "manual") -> dict[str, Any]:
+    if samples < MIN_ANSWERABLE:  # asked for too few: not the vault's fault
+        raise ValueError(f"calibration needs at least {MIN_ANSWERABLE} samples, not {samples}")
     if index.embedder is None:
         raise ValueError("calibration needs the embedding model (bands come from vector similarity)")
     rng = random.Random(seed)  # noqa: S311  (reproducible sampling)
@@ -140,8 +144,10 @@ def calibrate(index: IndexView, samples: int = 200, seed: int = 13, save: bool =
         sim = top_confidence(index, question)
         if sim is not None:
             unanswerable.append(sim)
-    if len(answerable) < 10 or len(unanswerable) < 5:
-        raise ValueError("the vault is too small to calibrate; the default thresholds stay in use")
+    if len(answerable) < MIN_ANSWERABLE or len(unanswerable) < MIN_UNANSWERABLE:
+        raise ValueError(f"the vault is too small to calibrate ({len(answerable)} answerable samples of the "
+                         f"{MIN_ANSWERABLE} needed, {len(unanswerable)} unanswerable of {MIN_UNANSWERABLE}); "
+                         "the default thresholds stay in use")
     low, high = DEFAULT_LOW, DEFAULT_HIGH  # see MEASURED above: the populations are reported, not trusted
     report = {
         "low": round(low, 4), "high": round(high, 4), "samples": {"answerable": len(answerable), "unanswerable": len(unanswerable)},

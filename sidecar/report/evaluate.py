@@ -54,7 +54,7 @@ def configs(base: Ranking) -> list[Config]:
     then all but one."""
     plain = replace(base, rrf_k=60, query_aware=False, graph_weight=0.0, recency_weight=0.0, lexical_weight=1.0,
                     semantic_weight=1.0, section_bonus=0.0, coverage_weight=0.0, long_note_damping=0.0,
-                    loose_weight=1.0)
+                    loose_weight=1.0, named_first=False)
     return [
         Config("lexical", "lexical", plain),
         Config("semantic", "semantic", plain),
@@ -68,6 +68,7 @@ def configs(base: Ranking) -> list[Config]:
         Config("rrf+k30", "hybrid", replace(plain, rrf_k=base.rrf_k)),
         Config("rrf+long-note-damping", "hybrid", replace(plain, long_note_damping=base.long_note_damping or 0.08)),
         Config("rrf+loose-weight", "hybrid", replace(plain, loose_weight=base.loose_weight)),
+        Config("rrf+named-first", "hybrid", replace(plain, named_first=True)),
         Config("full", "hybrid", base),
         Config("full-typed", "hybrid", base, typed=True),
         # leave one out: what each ingredient is worth with all the others on
@@ -80,19 +81,98 @@ def configs(base: Ranking) -> list[Config]:
         Config("full-k60", "hybrid", replace(base, rrf_k=60)),
         Config("full-no-long-note-damping", "hybrid", replace(base, long_note_damping=0.0)),
         Config("full-no-loose-weight", "hybrid", replace(base, loose_weight=1.0)),
+        Config("full-no-named-first", "hybrid", replace(base, named_first=False)),
     ]
 
 
 def load_queries(path: Path) -> list[dict[str, Any]]:
-    """A query set as {id, query, relevant, kind}: our JSON document, or JSON lines as in the shared
-    evaluation vaults ({"id", "q", "rel", "kind"} a line; `rel` {} for a question with no answer)."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        return [{"id": r.get("id", str(i)), "query": r["q"], "relevant": dict(r.get("rel") or {}),
-                 "kind": r.get("kind", "?")} for i, r in enumerate(rows)]
-    data = json.loads(text)
-    return list(data["queries"] if isinstance(data, dict) else data)
+    """A labelled query set as [{id, query, relevant, kind}], from JSON (`{"queries": [...]}` or a list)
+    or JSON lines (one query a line, told by the content, not the suffix). Each query spells its keys
+    as our demo set does (`query`, `relevant`) or as the shared evaluation vaults do (`q`, `rel`);
+    `relevant` maps note paths to grades (2: the answer, 1: useful), {} or absent for no answer.
+    Anything else is a ValueError naming the file, the entry and what is wrong (exit 2)."""
+    entries = _query_entries(path, _query_text(path))
+    if not entries:
+        raise ValueError(f"{path}: no queries in the file")
+    return [_query(path, where, i, entry) for i, (where, entry) in enumerate(entries)]
+
+
+def _query_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the query file: {exc.strerror}") from None
+
+
+def _query_entries(path: Path, text: str) -> list[tuple[str, Any]]:
+    """(where, entry) pairs: `where` names the entry in an error ("entry 3", "line 7")."""
+    if not text.strip():
+        return []
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        if _first_line_is_json(text):  # several JSON values: JSON lines
+            return _json_lines(path, text)
+        raise ValueError(f"{path}: not valid JSON or JSON lines: {exc}") from None
+    if isinstance(data, dict) and _QUERY_KEYS & data.keys():
+        return [("line 1", data)]  # JSON lines of one line
+    if isinstance(data, dict) and "queries" in data:
+        data = data["queries"]
+        if not isinstance(data, list):
+            raise ValueError(f"{path}: `queries` must be a list of queries, got {_json_kind(data)}")
+    elif isinstance(data, dict):
+        raise ValueError(f'{path}: no `queries` key: expected {{"queries": [...]}}, a list of queries or JSON lines')
+    if not isinstance(data, list):
+        raise ValueError(f'{path}: expected {{"queries": [...]}}, a list of queries or JSON lines, got {_json_kind(data)}')
+    return [(f"entry {i}", entry) for i, entry in enumerate(data, start=1)]
+
+
+def _first_line_is_json(text: str) -> bool:
+    first = next(line for line in text.splitlines() if line.strip())
+    try:
+        json.loads(first)
+    except ValueError:
+        return False
+    return True
+
+
+def _json_lines(path: Path, text: str) -> list[tuple[str, Any]]:
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((f"line {number}", json.loads(line)))
+        except ValueError as exc:
+            raise ValueError(f"{path}: line {number}: not valid JSON: {exc}") from None
+    return out
+
+
+_QUERY_KEYS = {"query", "q"}
+
+
+def _query(path: Path, where: str, i: int, entry: Any) -> dict[str, Any]:
+    """One entry in our spelling; both spellings are read, `query`/`relevant` first."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{path}: {where}: expected an object with a `query` (or `q`), got {_json_kind(entry)}")
+    query = entry.get("query", entry.get("q"))
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError(f"{path}: {where}: no `query` (or `q`) text" if query is None
+                         else f"{path}: {where}: `query` (or `q`) must be non-empty text")
+    relevant = entry.get("relevant", entry.get("rel")) or {}
+    if not isinstance(relevant, dict) or not all(
+            isinstance(grade, int) and not isinstance(grade, bool) for grade in relevant.values()):
+        raise ValueError(f'{path}: {where}: `relevant` (or `rel`) must map note paths to whole-number grades, '
+                         f'like {{"Note.md": 2}} ({{}} for a question the vault does not answer)')
+    return {"id": str(entry.get("id", i + 1)), "query": query, "relevant": dict(relevant),
+            "kind": str(entry.get("kind", "?"))}
+
+
+def _json_kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "text", bool: "true/false", int: "a number", float: "a number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 @dataclass

@@ -60,6 +60,8 @@ def format_context(search_result: Mapping[str, Any], max_tokens: int) -> str:
     room = budget - len(head)
     room -= TAIL_ROOM if room > 3 * TAIL_ROOM else 0  # keep room to say what was left out
     sections, omitted = _sections(shown, room)
+    if shown and not sections:  # the header would promise excerpts the block does not hold
+        return _cut(_header(search_result, crowded_out=max_tokens) + _names_only(shown), budget)
     block = head + "".join(sections)
     weaker = len(search_result.get("results") or []) - len(shown)
     notes = [f"{omitted} more excerpt(s) left out to fit {max_tokens} tokens"] if omitted else []
@@ -104,13 +106,19 @@ def section_title(result: Mapping[str, Any]) -> str:
     return f"{name} ({result.get('path', '')}, lines {result.get('start_line', '?')}-{result.get('end_line', '?')})"
 
 
-def _header(result: Mapping[str, Any]) -> str:
+def _header(result: Mapping[str, Any], crowded_out: int | None = None) -> str:
+    """`crowded_out`: the token budget no excerpt fitted in, said instead of what the excerpts are."""
     band, caveat = context_band(result)
-    lines = [f"## Vault context for: {_one_line(str(result.get('query', '')))}",
-             f"Confidence {BAND_WORDS.get(band, band)}"]
+    said = BAND_WORDS.get(band, band) if crowded_out is None else \
+        f"{band}, but no excerpt fits {crowded_out} tokens: ask again with a larger max_tokens."
+    lines = [f"## Vault context for: {_one_line(str(result.get('query', '')))}", f"Confidence {said}"]
     if caveat:
         lines.append(f"Caveat: {caveat}")
     return "\n".join(lines) + "\n"
+
+
+def _names_only(results: Sequence[Mapping[str, Any]]) -> str:
+    return "\n".join(["Matching notes:", *(f"- {_one_line(section_title(r))}" for r in results)]) + "\n"
 
 
 def _no_answer(result: Mapping[str, Any]) -> str:
