@@ -312,7 +312,8 @@ class VaultIndex:
 
     def list_notes(self, folder: str | None = None, tag: str | None = None, note_type: str | None = None,
                    modified_since: float | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
-        return note_reads.list_notes(self.reader(), folder, tag, note_type, modified_since, limit, offset)
+        return note_reads.list_notes(self.reader(), folder, tag, note_type, modified_since, limit, offset,
+                                     hidden=self.vault.exclusion_reason)
 
     def resolve_note(self, ref: str) -> str:
         """A vault path, a file name or a title/alias -> the indexed note's path, else NotFound."""

@@ -200,6 +200,7 @@ def test_a_note_excluded_since_the_last_index_run_is_never_served(demo_copy: Pat
         found = index.search("sourdough bread starter", mode=mode)["results"]
         assert found and not any(r["path"].startswith("Cooking/") for r in found), mode
     assert not any(r["path"].startswith("Cooking/") for r in index.related(path="Home.md", limit=50)["results"])
+    assert not any(n["path"].startswith("Cooking/") for n in index.list_notes(limit=500)["notes"])
     index.close()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from sidecar.errors import NotFound
@@ -100,8 +101,11 @@ def find_section(path: str, text: str, wanted: str) -> tuple[str, int, int] | No
 
 
 def list_notes(conn: sqlite3.Connection, folder: str | None = None, tag: str | None = None,
-               note_type: str | None = None, modified_since: float | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
-    """Notes by recency, a page of `limit` from `offset` (both checked where a call comes in: the MCP tool's schema)."""
+               note_type: str | None = None, modified_since: float | None = None, limit: int = 100, offset: int = 0,
+               hidden: Callable[[str], object] | None = None) -> dict[str, Any]:
+    """Notes by recency, a page of `limit` from `offset` (both checked where a call comes in: the MCP tool's schema).
+    `hidden(path)`: a note the vault's rules left out since the last index run, never listed (only the page's
+    rows are asked: asking every note's path of a big vault would cost more than the listing)."""
     from sidecar.retrieve.search import Filters, allowed_notes  # noqa: PLC0415  (search imports the embedder)
 
     fields = {"type": note_type} if note_type else {}
@@ -115,6 +119,9 @@ def list_notes(conn: sqlite3.Connection, folder: str | None = None, tag: str | N
             continue
         total += 1
         if offset < total <= offset + limit:
+            if hidden is not None and hidden(path):
+                total -= 1
+                continue
             fm = json.loads(frontmatter)
             notes.append({"path": path, "title": title, "modified": mtime_ns / 1e9,
                           "type": fm.get("type") if isinstance(fm, dict) else None})
