@@ -196,3 +196,13 @@ def test_serve_refuses_a_bad_vault_or_index_before_making_anything(vault: Path, 
     assert "is a file, not a folder" in capsys.readouterr().err
     assert main(["serve", "--vault", str(tmp_path / "nope"), "--index", str(tmp_path / "idx")]) == 2
     assert "vault folder not found" in capsys.readouterr().err and not (tmp_path / "idx").exists()
+
+
+def test_a_setting_of_other_commands_is_refused_by_this_commands_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, `status --history-days 5` printed the top-level usage (`sidecar [-h] [--version] COMMAND`) and
+    "unrecognized arguments" alone, not which commands take the setting."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["status", "--history-days", "5"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith("usage: sidecar status")
+    assert "--history-days is a setting of serve and mcp only" in err

@@ -42,7 +42,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser (its usage), naming a setting given to the wrong command
+        args.parser.error(_unknown_arguments(unknown))
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("watchfiles").setLevel(logging.INFO)  # its debug lines name every changed file, unredacted
@@ -72,8 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         _common_options(cmd, name)
         extra(cmd)
-        cmd.set_defaults(handler=handler)
+        cmd.set_defaults(handler=handler, parser=cmd)
     return parser
+
+
+def _unknown_arguments(unknown: list[str]) -> str:
+    """argparse's "unrecognized arguments", and for a setting of other commands which ones take it."""
+    flags = {s.flag: s for s in SETTINGS if s.commands is not None}
+    elsewhere = [f"{flag} is a setting of {' and '.join(flags[flag].commands or ())} only"
+                 for flag in dict.fromkeys(a.split("=", 1)[0] for a in unknown) if flag in flags]
+    return "; ".join([f"unrecognized arguments: {' '.join(unknown)}", *elsewhere])
 
 
 def _common_options(cmd: argparse.ArgumentParser, command: str) -> None:
