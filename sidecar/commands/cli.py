@@ -27,6 +27,7 @@ from sidecar.config import (
 )
 from sidecar.core import VaultIndex, index_not_built, refuse_unusable_index_folder
 from sidecar.errors import InvalidParams, SidecarError
+from sidecar.ingest.vault import refuse_unusable_vault
 from sidecar.protocol_types import (
     RELATED_LIMIT_DEFAULT,
     SEARCH_LIMIT_DEFAULT,
@@ -156,10 +157,7 @@ def _index_settings(args: argparse.Namespace) -> Settings:
 def _vault_settings(args: argparse.Namespace) -> Settings:
     """settings_from, for a vault that is there and is a folder."""
     settings = settings_from(args)
-    vault = settings.vault
-    if not vault.is_dir():
-        raise FileNotFoundError(f"vault folder not found: {vault}" if not vault.exists()
-                                else f"the vault {vault} is a file, not a folder: pass --vault with your vault's folder")
+    refuse_unusable_vault(settings.vault)
     return settings
 
 

@@ -86,15 +86,13 @@ class Vault:
     def __init__(self, root: Path, extra_excludes: tuple[str, ...] = (), max_file_bytes: int = Settings.max_file_bytes,
                  allow_hardlinks: bool = Settings.allow_hardlinks) -> None:
         self.root = root.expanduser().resolve()
-        if not self.root.is_dir():
-            if self.root.exists():
-                raise NotADirectoryError(f"the vault is not a folder: {root}")
-            raise FileNotFoundError(f"vault folder not found: {root}")
+        refuse_unusable_vault(self.root)
         self.max_file_bytes = max_file_bytes
         self.allow_hardlinks = allow_hardlinks
         self._path_secrets: dict[str, str | None] = {}
         self.extra_excludes = extra_excludes
-        self._obsidian_filters: ObsidianFilters | None = None  # the last Excluded files read (reload_rules)
+        self._obsidian_prefixes: tuple[str, ...] = ()  # Obsidian's Excluded files: the last ones read (reload_rules)
+        self._obsidian_regexes: tuple[re.Pattern[str], ...] = ()
         self.reload_rules()
 
     @classmethod
@@ -112,13 +110,12 @@ class Vault:
         self._spec = pathspec.GitIgnoreSpec.from_lines([nfc(line) for line in lines])
         filters = _obsidian_filters(self.root)
         if filters is None:  # a half-written save or a sync conflict: the last rules read stay in force
-            log.warning(".obsidian/app.json is not valid JSON: %s", "no Obsidian Excluded files apply until it is"
-                        if self._obsidian_filters is None else "its last readable Excluded files stay in force")
-            filters = self._obsidian_filters or ((), ())
-        self._obsidian_filters = filters
-        self._obsidian_prefixes, self._obsidian_regexes = filters
+            log.warning(".obsidian/app.json is not valid JSON: the Excluded files read before it (if any) stay in force")
+        else:
+            self._obsidian_prefixes, self._obsidian_regexes = filters
         # What the rules are, for reports kept between calls (the health report): equal rules, equal signature.
-        self.rules_signature = hash((tuple(lines), filters[0], tuple(rx.pattern for rx in filters[1])))
+        self.rules_signature = hash((tuple(lines), self._obsidian_prefixes,
+                                     tuple(rx.pattern for rx in self._obsidian_regexes)))
 
     def exclusion_reason(self, rel: str) -> str | None:
         """Why a vault-relative path is not served, or None when it may be."""
@@ -450,10 +447,14 @@ def decode_note(data: bytes) -> NoteText:
     return NoteText(text, tuple(warnings))
 
 
-ObsidianFilters = tuple[tuple[str, ...], tuple[re.Pattern[str], ...]]  # path prefixes, regexes
+def refuse_unusable_vault(root: Path) -> None:
+    """The vault is a folder that exists: the one check, for the commands too (before they make anything)."""
+    if not root.is_dir():
+        raise FileNotFoundError(f"vault folder not found: {root}" if not root.exists()
+                                else f"the vault {root} is a file, not a folder: pass --vault with your vault's folder")
 
 
-def _obsidian_filters(root: Path) -> ObsidianFilters | None:
+def _obsidian_filters(root: Path) -> tuple[tuple[str, ...], tuple[re.Pattern[str], ...]] | None:
     """Obsidian's "Excluded files": plain entries are path prefixes, /.../ entries are regexes. None when
     app.json is there but not JSON."""
     try:

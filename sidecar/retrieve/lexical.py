@@ -50,9 +50,13 @@ def _cjk_phrase(run: str) -> str:
     return "cjk : " + _quote(" ".join(bigrams(run)))
 
 
-def _pictograph_terms(piece: str) -> list[str]:
-    """The emoji of a piece of the query: each a term, matched in the `cjk` column (cjk.cjk_tokens)."""
-    return PICTOGRAPH.findall(piece) if not piece.isascii() else []
+def _add_pictographs(piece: str, parts: list[str], terms: list[str]) -> None:
+    """The emoji of a piece of the query, each a term of its own, matched in the `cjk` column (cjk.cjk_tokens)."""
+    if piece.isascii():
+        return
+    for emoji in PICTOGRAPH.findall(piece):
+        parts.append(_cjk_term(pictograph_token(emoji)))
+        terms.append(emoji)
 
 
 def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True) -> LexicalQuery:
@@ -70,15 +74,13 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
     for phrase in phrases:
         for is_cjk, piece in split_cjk_runs(phrase):
             words = [piece] if is_cjk else WORD.findall(piece)
-            for emoji in _pictograph_terms(piece):
-                parts.append(_cjk_term(pictograph_token(emoji)))
-                terms.append(emoji)
+            _add_pictographs(piece, parts, terms)
             if not words:
                 continue
             required.append(_cjk_phrase(piece) if is_cjk else _quote(" ".join(words)))
             parts.append(required[-1])
             terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
-    tokens = [tok for tok in rest.split() if WORD.search(tok) or _pictograph_terms(tok)]
+    tokens = [tok for tok in rest.split() if WORD.search(tok) or PICTOGRAPH.search(tok)]
     content = [tok for tok in tokens if tok.lower().strip(".,;:!?()[]{}'\"") not in STOPWORDS]
     function_words = set(tokens) - set(content)
     if drop_stopwords and (content or phrases):
@@ -92,9 +94,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 singles += unigrams(piece)
                 continue
             words = WORD.findall(piece)
-            for emoji in _pictograph_terms(piece):
-                parts.append(_cjk_term(pictograph_token(emoji)))
-                terms.append(emoji)
+            _add_pictographs(piece, parts, terms)
             if not words:
                 continue
             if not (content and token in function_words):  # a function word is searched, never a term to mark

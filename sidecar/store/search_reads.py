@@ -47,12 +47,8 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
     if exclude_path:
         clauses.append("path != ?")
         params.append(exclude_path)
-    for match in exclude_matches:
-        clauses.append("id NOT IN (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
-                       " WHERE chunks_fts MATCH ?)")
-        params.append(match)
-    for match in require_matches:
-        clauses.append("id IN (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+    for op, match in [*(("NOT IN", m) for m in exclude_matches), *(("IN", m) for m in require_matches)]:
+        clauses.append(f"id {op} (SELECT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
                        " WHERE chunks_fts MATCH ?)")
         params.append(match)
     sql = "SELECT id FROM notes WHERE " + (" AND ".join(clauses) or "1")
