@@ -84,6 +84,9 @@ class ModelState:
                 "available": self.error is None and not self.loading, "error": self.error, "loading": self.loading}
 
 
+LoadedModel = tuple[Embedder | None, ModelState]  # what reading the model's files gives vectors_in
+
+
 class VaultIndex:
     def __init__(self, settings: Settings, *, load_model: bool = True, vectors: bool = True,
                  model_later: bool = False) -> None:
@@ -164,12 +167,17 @@ class VaultIndex:
         if self.model.loading:
             self.vectors_in(self.read_model())
 
-    def read_model(self) -> tuple[Embedder | None, ModelState]:
+    def read_model(self) -> LoadedModel:
         """The model's files, on any thread: no index is touched, so the writer indexes meanwhile (edits
         are searchable by their words at once; their vectors come with `vectors_in`)."""
         # The lexical snapshot first (the first searches, and those after the start-up scan moved the
         # generation, wait for it): built beside the model's pure-Python load, its reads wait for the GIL.
         self.snapshot()
+        return self.read_model_files()
+
+    def read_model_files(self) -> LoadedModel:
+        """`read_model` without the snapshot: reads no index, so a daemon thread may run it and a stop
+        need not wait for it (commands/server.py)."""
         _hold_for_tests()
         try:
             return _load_model(self.settings.model)
@@ -177,7 +185,7 @@ class VaultIndex:
             self.model = ModelState(self.model.name, None, None, f"the embedding model failed to load: {exc}")
             raise
 
-    def vectors_in(self, loaded: tuple[Embedder | None, ModelState], progress: ProgressFn | None = None,
+    def vectors_in(self, loaded: LoadedModel, progress: ProgressFn | None = None,
                    cancel: threading.Event | None = None) -> None:
         """Under the writer's lock: vectors for what was indexed while the model loaded (`cancel` stops
         that; the next run embeds the rest), then the snapshot with vectors, built aside and swapped in

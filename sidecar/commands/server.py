@@ -18,7 +18,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -27,7 +28,7 @@ from aiohttp import web
 from sidecar import __version__
 from sidecar.adapters.rpc import OBSIDIAN_ORIGIN, WatchedSite, build_app
 from sidecar.config import Settings
-from sidecar.core import VaultIndex
+from sidecar.core import LoadedModel, VaultIndex
 from sidecar.errors import InvalidParams, ShuttingDown, WritesDisabled
 from sidecar.protocol_types import (
     EDITS_LIST_LIMIT_DEFAULT,
@@ -56,6 +57,7 @@ R = TypeVar("R")
 CORE_METHODS = frozenset({"search", "related", "health", "health_summary", "health_page", "note_links"})
 PROGRESS_INTERVAL = 0.25  # seconds between progress events: enough for a smooth status bar
 PARENT_POLL_SECONDS = 1.0
+MODEL_WAIT_POLL_SECONDS = 0.05  # how often a writer waiting for the model checks for a stop
 EVENT_BURST = 500  # more paths in one batch (a sync client, a git checkout): one scan beats indexing each
 SHUTDOWN_GRACE_SECONDS = 2.0  # in-flight requests get this long; the plugin kills us after 3 s
 MCP_BACKLOG = 128  # connections made while the MCP SDK still loads wait here (asyncio's default backlog)
@@ -277,7 +279,8 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
     if await asyncio.to_thread(core.index_not_ready) is None:  # an index to serve: the scan first, then the model
         loading: asyncio.Future[None] = asyncio.ensure_future(_load_model(service))
     else:  # a first index: the model first in the writer's queue, so the run embeds as it goes
-        loading = loop.run_in_executor(service.writer, core.load_model)
+        loading = loop.run_in_executor(service.writer, _model_first, core, _read_model_aside(core),
+                                       service.cancel_index)
     tasks = [asyncio.create_task(_vectors_loaded(service, loading), name="vectors"),
              asyncio.create_task(service.index_loop(), name="index")]
     if options.watch:
@@ -298,13 +301,42 @@ async def _load_model(service: SidecarService) -> None:
     its vectors on the writer (vectors_in). Not beside the scan: the load is pure Python for about
     1.5 s, and every SQLite call of a scan beside it waits for the GIL (16,894 notes: 0.6 s -> 2 s)."""
     await service.first_scan_done.wait()
-    loaded = await asyncio.to_thread(service.core.read_model)
+    await asyncio.to_thread(service.core.snapshot)  # read_model's first step: on a thread a stop waits for
+    loaded = await asyncio.wrap_future(_read_model_aside(service.core))
     try:
         await asyncio.get_running_loop().run_in_executor(service.writer, service.core.vectors_in, loaded,
                                                          service.on_progress, service.cancel_index)
     finally:
         if service.progress is not None and service.progress["phase"] == "vectors":  # a run's after it is its own
             service.progress = None
+
+
+def _read_model_aside(core: VaultIndex) -> Future[LoadedModel]:
+    """The model's files on a daemon thread: a stop while they load (2-3 s on a busy machine, most of
+    it in the tokenizers' own code) exits without them, inside the plugin's 3 s before SIGKILL."""
+    files: Future[LoadedModel] = Future()
+
+    def read() -> None:
+        try:
+            files.set_result(core.read_model_files())
+        except BaseException as exc:  # the waiter reports it (_vectors_loaded logs it)
+            files.set_exception(exc)
+
+    threading.Thread(target=read, name="model-files", daemon=True).start()
+    return files
+
+
+def _model_first(core: VaultIndex, files: Future[LoadedModel],
+                 cancel: threading.Event) -> None:
+    """On the writer before a first index's run: the model's vectors go in as it loads, unless a stop
+    comes first (the writer must be free for the stop, which waits for it)."""
+    while not cancel.is_set():
+        try:
+            loaded = files.result(timeout=MODEL_WAIT_POLL_SECONDS)
+        except FutureTimeout:
+            continue
+        core.vectors_in(loaded)
+        return
 
 
 async def _vectors_loaded(service: SidecarService, loading: asyncio.Future[None]) -> None:
