@@ -297,11 +297,11 @@ async def serve(settings: Settings, options: ServeOptions) -> int:
 
 
 async def _load_model(service: SidecarService) -> None:
-    """After the start-up scan, the model's files on a thread of their own (VaultIndex.read_model), then
-    its vectors on the writer (vectors_in). Not beside the scan: the load is pure Python for about
+    """After the start-up scan, the snapshot, then the model's files on a daemon thread of their own
+    (_read_model_aside), then its vectors on the writer (vectors_in). Not beside the scan: the load is pure Python for about
     1.5 s, and every SQLite call of a scan beside it waits for the GIL (16,894 notes: 0.6 s -> 2 s)."""
     await service.first_scan_done.wait()
-    await asyncio.to_thread(service.core.snapshot)  # read_model's first step: on a thread a stop waits for
+    await asyncio.to_thread(service.core.snapshot)  # as VaultIndex.read_model: the first searches wait for it
     loaded = await asyncio.wrap_future(_read_model_aside(service.core))
     try:
         await asyncio.get_running_loop().run_in_executor(service.writer, service.core.vectors_in, loaded,
