@@ -11,7 +11,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-from sidecar.ingest.cjk import PICTOGRAPH, bigrams, pictograph_token, split_cjk_runs, unigrams
+from sidecar.ingest.cjk import PICTOGRAPH, UNSPACED_CHAR, bigrams, pictograph_token, split_cjk_runs, unigrams
+from sidecar.ingest.fold import fold, fold_with_offsets
 
 WORD = re.compile(r"\w+", re.UNICODE)
 PHRASE = re.compile(r'"([^"]+)"')
@@ -116,33 +117,51 @@ class Snippet:
     highlights: tuple[tuple[int, int], ...]  # code-point offsets into text
 
 
+SHORT_TERM = 2  # letters: a word this short ("l" of "l'erreur", "в") is found whole, never as another's start
+
+
+def term_stem(term: str) -> str:
+    return term[: max(4, len(term) - 2)]
+
+
 @functools.lru_cache(maxsize=4096)
-def _word_start(term: str) -> re.Pattern[str]:
-    return re.compile(r"\b" + re.escape(term))
+def term_pattern(term: str) -> re.Pattern[str]:
+    """Where a folded query term (fold.py) is in folded text. A run of an unspaced script (its bigrams)
+    or an emoji: anywhere. A word: at the start of a word, by its stem ("locking" finds "locked"), `_`
+    parting words; one of one or two letters only as a whole word."""
+    if UNSPACED_CHAR.search(term) or not term.isalnum():
+        return re.compile(re.escape(term))
+    if len(term) <= SHORT_TERM:
+        return re.compile(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])")
+    return re.compile(rf"(?<![^\W_]){re.escape(term_stem(term))}")
+
+
+def holds_term(folded_text: str, folded_term: str) -> bool:
+    """Whether the text holds the term, both folded (the substring test first: most terms are absent)."""
+    return bool(folded_term) and term_stem(folded_term) in folded_text \
+        and term_pattern(folded_term).search(folded_text) is not None
 
 
 def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
-    lowered = text.lower()
+    """Where the terms are in `text`, as offsets into it: found in its folded form, so "cafe" marks
+    "Café" and an "İ" before a word does not shift its mark."""
+    folded, offsets = fold_with_offsets(text)
     spans: list[tuple[int, int]] = []
-    for term in terms:
-        if not term:
+    for term in dict.fromkeys(fold(t) for t in terms):
+        if not holds_term(folded, term):
             continue
-        if not term.isascii() or not term.isalnum():
-            start = lowered.find(term)
-            while start != -1 and len(spans) < 200:
-                spans.append((start, start + len(term)))
-                start = lowered.find(term, start + len(term))
-            continue
-        if term not in lowered:
-            continue
-        # Words match at word starts, so "lock" marks "locked" (the stemmer matched it too).
-        for match in _word_start(term).finditer(lowered):
+        whole_word = term.isalnum() and not UNSPACED_CHAR.search(term)
+        for match in term_pattern(term).finditer(folded):
             end = match.end()
-            while end < len(lowered) and lowered[end].isalnum():
-                end += 1
+            while whole_word and end < len(folded) and folded[end].isalnum():
+                end += 1  # words match at word starts, so "lock" marks "locked" (the stemmer matched it too)
             spans.append((match.start(), end))
             if len(spans) >= 200:
                 break
+        if len(spans) >= 200:
+            break
+    if offsets is not None:
+        spans = [(offsets[s], offsets[e]) for s, e in spans]
     return sorted(spans)
 
 

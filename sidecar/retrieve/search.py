@@ -6,9 +6,7 @@ group by note -> link-graph boost -> bands -> results with per-signal scores and
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 import sqlite3
 import time
 import unicodedata
@@ -22,6 +20,7 @@ import numpy as np
 from sidecar.errors import InvalidParams
 from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.ingest.embed import Embedder
+from sidecar.ingest.fold import fold
 from sidecar.protocol_types import (
     SEARCH_LIMIT_DEFAULT,
     Band,
@@ -31,7 +30,7 @@ from sidecar.protocol_types import (
 )
 from sidecar.rank.evidence import QueryEvidence, count_cap, query_evidence
 from sidecar.rank.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
-from sidecar.retrieve.lexical import LexicalQuery, build_query, make_snippet, without_link_targets
+from sidecar.retrieve.lexical import LexicalQuery, build_query, holds_term, make_snippet, without_link_targets
 from sidecar.retrieve.snapshot import Snapshot
 from sidecar.store import search_reads as reads
 from sidecar.store.reads import chunk_count
@@ -331,26 +330,16 @@ def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ra
         hit.recency_boost = ranking.recency_weight * 0.5 ** (age_days / ranking.recency_half_life_days)
 
 
-def _stem(term: str) -> str:
-    return term[: max(4, len(term) - 2)]
-
-
-@functools.lru_cache(maxsize=4096)
-def _term_pattern(term: str) -> re.Pattern[str]:
-    """A word (or `_`-separated part) starting with the term's stem: "locking" finds "locked"."""
-    return re.compile(r"(?:^|[^a-z0-9])" + re.escape(_stem(term)))
-
-
 def term_coverage(terms: Sequence[str], text: str) -> float:
     """Share of query terms present in the text (stem-ish for ASCII words, substring otherwise)."""
     return len(found_terms(terms, text)) / len(terms) if terms else 0.0
 
 
 def found_terms(terms: Sequence[str], text: str) -> list[str]:
-    """The query terms the text holds, in query order, by term_coverage's rule (the text lowered once)."""
-    lowered = text.lower()
-    return [term for term in terms if term in lowered or (  # the regex only decides where the stem is
-        term.isascii() and _stem(term) in lowered and _term_pattern(term).search(lowered) is not None)]
+    """The query terms the text holds, in query order (lexical.term_pattern's rule, accents and case
+    aside: the text folded once)."""
+    folded = fold(text)
+    return [term for term in terms if holds_term(folded, fold(term))]
 
 
 def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_heading: str, body: str) -> set[str]:

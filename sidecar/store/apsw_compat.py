@@ -6,7 +6,7 @@ can load extensions (macOS system Python, for one), apsw usually can.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import apsw
@@ -60,6 +60,9 @@ class Connection:
 
     def load_extension(self, path: str) -> None:
         self._conn.load_extension(path)
+
+    def create_function(self, name: str, narg: int, func: Callable[..., Any], *, deterministic: bool = False) -> None:
+        self._conn.create_scalar_function(name, func, narg, deterministic=deterministic)
 
     def close(self) -> None:
         self._conn.close()

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from sidecar.ingest.fold import fold
 from sidecar.private import private_file
 
 log = logging.getLogger(__name__)
@@ -291,6 +292,13 @@ def _referable(module: ModuleType) -> type:
 _open_files = _OpenFiles()
 
 
+FOLD_FUNCTION = "sidecar_fold"  # SQL: fold.py's form of a text value (NULL and other types as they are)
+
+
+def _fold_value(value: object) -> object:
+    return fold(value) if isinstance(value, str) else value
+
+
 def _open(name: str, module: ModuleType, path: Path | str, readonly: bool) -> Any:
     if not readonly and str(path) != ":memory:":
         private_file(Path(path))  # made 0600 before SQLite creates it 0644; the WAL and SHM copy its mode
@@ -298,6 +306,8 @@ def _open(name: str, module: ModuleType, path: Path | str, readonly: bool) -> An
     conn = _open_files.connect(name, module, path, target, uri=readonly)
     try:
         conn.execute("PRAGMA foreign_keys=ON")
+        # SQLite's lower() folds ASCII only: a filter on "Übersetzt" compares the whole value folded.
+        conn.create_function(FOLD_FUNCTION, 1, _fold_value, deterministic=True)
         if not readonly:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across app crashes

@@ -9,6 +9,9 @@ import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from sidecar.ingest.fold import fold
+from sidecar.store.db import FOLD_FUNCTION
+
 
 def json_ids(ids: Collection[int]) -> str:
     """The ids as a JSON array, for `IN (SELECT value FROM json_each(?))`."""
@@ -37,10 +40,12 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
         params += [tag, like_escape(tag) + "/%"]
     for key, value in fields.items():
         path = '$."' + key.replace('"', "") + '"'
+        # A value in ASCII compares by SQLite's lower() (C, every note's value); any other folded whole.
+        low = "lower" if value.isascii() else FOLD_FUNCTION
         clauses.append(
-            "(lower(CAST(json_extract(frontmatter, ?) AS TEXT)) = ? OR EXISTS (SELECT 1 FROM json_each(notes.frontmatter, ?)"
-            " WHERE lower(CAST(json_each.value AS TEXT)) = ?))")
-        params += [path, value.lower(), path, value.lower()]
+            f"({low}(CAST(json_extract(frontmatter, ?) AS TEXT)) = ? OR EXISTS (SELECT 1 FROM json_each(notes.frontmatter, ?)"
+            f" WHERE {low}(CAST(json_each.value AS TEXT)) = ?))")
+        params += [path, fold(value), path, fold(value)]
     if modified_since_ns is not None:
         clauses.append("mtime_ns >= ?")
         params.append(modified_since_ns)

@@ -1,0 +1,50 @@
+"""One folded form of text, to tell whether a note holds a query's word whatever the accents and case:
+case folded, compatibility forms unified (NFKD), combining marks dropped, and the few letters that
+carry no mark to drop but are typed without one (ı, ł, ø, đ...) spelled plainly. FTS5's unicode61
+tokenizer folds Latin accents when it matches; this folds every script alike for what is compared
+after it (which words a hit holds, where to mark them): "cafe" finds "Café", "ISTANBUL" "İstanbul",
+"свекла" "Свёкла", "احمد" "أحمد", and an Arabic word with its vowel marks the word without. Pure.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+# Letters with no decomposition that their users often type as the plain letter.
+_PLAIN = {"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ð": "d", "ħ": "h", "ŧ": "t", "ŀ": "l", "æ": "ae", "œ": "oe",
+          "þ": "th"}
+
+
+class _FoldTable(dict[int, str]):
+    """str.translate's table, filled as characters are met: the folding of a character never changes."""
+
+    def __missing__(self, code: int) -> str:
+        decomposed = unicodedata.normalize("NFKD", chr(code))
+        folded = "".join(c for c in decomposed if not unicodedata.category(c).startswith("M")).casefold()
+        folded = "".join(_PLAIN.get(c, c) for c in folded)
+        self[code] = folded
+        if len(folded) != 1:
+            _UNEVEN.add(chr(code))
+        return folded
+
+
+_UNEVEN: set[str] = set()  # characters met whose folding is not one character (ß, marks, ligatures)
+_TABLE = _FoldTable()
+
+
+def fold(text: str) -> str:
+    """The folded text (an ASCII text is only lowered)."""
+    return text.lower() if text.isascii() else text.translate(_TABLE)
+
+
+def fold_with_offsets(text: str) -> tuple[str, list[int] | None]:
+    """The folded text and, where folding changed a length, each folded character's offset in `text`
+    (plus one past the end); None when the offsets are the same on both sides."""
+    folded = fold(text)
+    if text.isascii() or _UNEVEN.isdisjoint(text):
+        return folded, None
+    offsets: list[int] = []
+    for i, char in enumerate(text):
+        offsets += [i] * len(_TABLE[ord(char)])
+    offsets.append(len(text))
+    return folded, offsets

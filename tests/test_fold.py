@@ -1,0 +1,91 @@
+"""Accents, case and marks aside: which words a hit holds and where they are marked (fold.py), in
+every script, as the keyword index already matches Latin accents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sidecar.ingest.fold import fold, fold_with_offsets
+from sidecar.retrieve.lexical import make_snippet
+from sidecar.retrieve.search import found_terms
+from tests.conftest import open_index
+
+
+@pytest.mark.parametrize(("text", "folded"), [
+    ("Café", "cafe"), ("İstanbul", "istanbul"), ("Işık", "isik"), ("Свёкла", "свекла"), ("Straße", "strasse"),
+    ("Łódź", "lodz"), ("أحمد", "احمد"), ("كَتَبَ", "كتب"), ("ＡＢＣ", "abc"), ("Cafe\u0301", "cafe"),
+])
+def test_folding(text: str, folded: str) -> None:
+    assert fold(text) == folded
+
+
+def test_offsets_lead_back_to_the_text_where_folding_changed_its_length() -> None:
+    assert fold_with_offsets("Café") == ("cafe", None)
+    folded, offsets = fold_with_offsets("Straße x")
+    assert folded == "strasse x" and offsets is not None
+    assert [offsets[i] for i in (0, 4, 5, 6, 8)] == [0, 4, 4, 5, 7] and offsets[-1] == len("Straße x")
+
+
+def test_a_word_is_found_whatever_its_accents_and_case() -> None:
+    assert found_terms(["cafe", "markt"], "Das Café am Markt hat Kaffee.") == ["cafe", "markt"]
+    assert found_terms(["canción"], "Canciones para el viaje") == ["canción"]
+    assert found_terms(["istanbul", "mercimek"], "İSTANBUL'da MERCİMEK çorbası") == ["istanbul", "mercimek"]
+    assert found_terms(["свекла", "алена"], "Свёкла и морковь. Алёна принесла.") == ["свекла", "алена"]
+
+
+def test_a_word_is_found_at_a_word_start_and_a_short_one_only_whole() -> None:
+    assert found_terms(["ель"], "Пользователь вошёл") == []
+    assert found_terms(["l", "erreur"], "La locale des logs") == []
+    assert found_terms(["l", "erreur"], "l'erreur du serveur") == ["l", "erreur"]
+    assert found_terms(["lock"], "a locked file") == ["lock"]
+
+
+def test_marks_land_on_the_word_in_the_text() -> None:
+    def marked(text: str, terms: tuple[str, ...]) -> list[str]:
+        snippet = make_snippet(text, terms)
+        return [snippet.text[s:e] for s, e in snippet.highlights]
+
+    assert marked("Das Café am Markt", ("cafe",)) == ["Café"]
+    assert marked("İzmir İstanbul ofisine yeni ekipman geldi.", ("ekipman",)) == ["ekipman"]
+    assert marked("Die Straße ist lang", ("strasse",)) == ["Straße"]
+    assert marked("Cafe\u0301 noir", ("cafe",)) == ["Cafe\u0301"]
+
+
+def test_a_query_typed_without_accents_is_no_unanswered_question(tmp_path: Path) -> None:
+    """The keyword index matched "cafe" to "Café" and put the note first, while the band said the vault
+    did not answer it: the words the hit holds were compared accents and all."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Notizen.md").write_text("# Notizen\n\nDas Café am Markt hat den besten Kaffee der Stadt.\n")
+    (vault / "Einkauf.md").write_text("# Einkauf\n\nBrot, Butter und Milch vom Bauernhof holen.\n")
+    core = open_index(vault, tmp_path / "index")
+    try:
+        core.index()
+        for query in ("café", "cafe", "CAFE"):
+            found = core.search(query, limit=3)
+            assert found["results"][0]["path"] == "Notizen.md"
+            assert found["results"][0]["band"] != "low", query
+            assert found["results"][0]["highlights"], query
+    finally:
+        core.close()
+
+
+def test_a_field_filter_folds_a_value_beyond_ascii(tmp_path: Path) -> None:
+    """SQLite's lower() folds ASCII only: `--field status=Übersetzt` found nothing, nor `übersetzt`."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Handbuch.md").write_text("---\nstatus: Übersetzt\nstatus_ru: Готово\n---\n# Handbuch\n\nDas Handbuch.\n")
+    (vault / "Entwurf.md").write_text("---\nstatus: Entwurf\n---\n# Entwurf\n\nDas Handbuch, noch nicht fertig.\n")
+    core = open_index(vault, tmp_path / "index", load_model=False)
+    try:
+        core.index()
+        def paths(field: str, value: str) -> list[str]:
+            return [r["path"] for r in core.search("Handbuch", filters={"fields": {field: value}})["results"]]
+        for value in ("Übersetzt", "übersetzt", "ÜBERSETZT"):
+            assert paths("status", value) == ["Handbuch.md"], value
+        assert paths("status_ru", "готово") == paths("status_ru", "ГОТОВО") == ["Handbuch.md"]
+        assert paths("status", "entwurf") == ["Entwurf.md"]
+    finally:
+        core.close()
