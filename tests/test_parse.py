@@ -459,6 +459,7 @@ def test_aliases(yaml_text: str, aliases: tuple[str, ...]) -> None:
         ("## Heading with #intag", ("intag",)),
         ("#Tag #tag #TAG", ("Tag",)),
         ("#日本語 #émoji", ("日本語", "émoji")),
+        ("#ความรู้ #เรียนรู้ #لُغَة #cafe\u0301 #हिन्दी", ("ความรู้", "เรียนรู้", "لُغَة", "cafe\u0301", "हिन्दी")),  # marks are part of a word
         ("(#paren) ##double", ()),
         ("\t#tabbed\n#linestart", ("tabbed", "linestart")),
     ],

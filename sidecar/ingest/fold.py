@@ -28,6 +28,23 @@ class _FoldTable(dict[int, str]):
         return folded
 
 
+def _mark_ranges(*blocks: tuple[int, int]) -> str:
+    """A regex class body of the combining marks (Mn, Mc, Me) in the blocks, as ranges."""
+    ranges: list[tuple[int, int]] = []
+    for first, last in blocks:
+        for code in range(first, last + 1):
+            if unicodedata.category(chr(code)).startswith("M"):
+                if ranges and ranges[-1][1] == code - 1:
+                    ranges[-1] = (ranges[-1][0], code)
+                else:
+                    ranges.append((code, code))
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+# The combining marks of the scripts written with them (Thai vowels, Arabic harakat, Indic matras, NFD
+# accents): a regex's \w has none of them, so a word of these scripts ends at its first mark without them.
+MARKS = _mark_ranges((0x0300, 0x1FFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F))
+
 _UNEVEN: set[str] = set()  # characters met whose folding is not one character (ß, marks, ligatures)
 _TABLE = _FoldTable()
 

@@ -52,6 +52,7 @@ from urllib.parse import unquote
 import yaml
 from yaml.nodes import Node
 
+from sidecar.ingest.fold import MARKS
 from sidecar.ingest.redact import MARKER
 from sidecar.notes import Heading, Link, LinkKind, ParsedNote
 
@@ -277,7 +278,7 @@ def _aliases(frontmatter: dict[str, object]) -> tuple[str, ...]:
 
 
 _TAG_SEPARATORS = re.compile(r"[,\s]+")
-_TAG_CHARS = re.compile(r"[\w/-]++")
+_TAG_CHARS = re.compile(rf"[\w/{MARKS}-]++")  # a Thai or Arabic tag keeps its marks
 
 
 def _clean_tag(word: str) -> str | None:
@@ -514,7 +515,7 @@ def is_heading_line(line: str) -> bool:
 # with a leading lookbehind, which would disable that fast path.
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]++)[ \t]*+$", re.MULTILINE)
 _BLOCK_ID_TEXT = re.compile(r"[A-Za-z0-9-]++")
-_INLINE_TAG = re.compile(r"#([\w/-]++)")
+_INLINE_TAG = re.compile(rf"#([\w/{MARKS}-]++)")
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]*+)\]\]")
 _MD_LINK = re.compile(
     r"\[([^\[\]\n]*+)\]\([ \t]*+"
