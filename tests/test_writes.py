@@ -81,6 +81,28 @@ def test_text_no_note_can_hold_is_refused_before_anything_is_logged(writer: Note
     assert snapshot(demo_copy) == before and edit_count(writer) == 0 and events == []
 
 
+def test_a_redaction_placeholder_is_refused_in_every_write_properties_too(writer: NoteWriter, demo_copy: Path,
+                                                                           events: list[EditRecord]) -> None:
+    """Reads show a credential as [REDACTED:...]: an agent echoing back the properties it read replaced
+    the user's password with the placeholder, for good (content was checked, properties were not)."""
+    before = snapshot(demo_copy)
+    home = writer.hash_of("Home.md")
+    placeholder = "[REDACTED:generic_secret]"
+    assert isinstance(refused(writer.append, "Home.md", f"password: {placeholder}", home, CLIENT), InvalidParams)
+    for properties in ({"password": placeholder}, {"keys": ["a", f"x {placeholder}"]}, {"nested": {"k": placeholder}}):
+        error = refused(writer.update_properties, "Home.md", properties, home, CLIENT)
+        assert isinstance(error, InvalidParams) and error.data == {"field": "properties"}, (properties, error)
+        assert "placeholder" in error.message
+    assert snapshot(demo_copy) == before and edit_count(writer) == 0 and events == []
+
+
+def test_an_edit_of_properties_says_which_it_set_and_which_it_removed(writer: NoteWriter) -> None:
+    home = writer.hash_of("Home.md")
+    done = writer.update_properties("Home.md", {"status": "done", "reviewed": "yes"}, home, CLIENT)
+    done = writer.update_properties("Home.md", {"status": None, "due": "2026-12-24"}, done["content_hash"], CLIENT)
+    assert done["summary"] == "set due; removed status in Home.md"
+
+
 def test_a_note_that_became_binary_is_a_clear_error_in_every_write(writer: NoteWriter, demo_copy: Path) -> None:
     inbox = writer.hash_of("Inbox.md")
     appended = writer.append("Inbox.md", "one more line", inbox, CLIENT)

@@ -193,14 +193,15 @@ class NoteWriter:
                                 {"field": "properties"})
         for written in strings_in(properties):  # YAML would escape them: the note holds them all the same
             refuse_non_text(written, "properties")
+            refuse_placeholder(written, "properties")  # an agent echoing the properties it read back
         note = self._current(path, content_hash)
         text = note.text
         for key, value in properties.items():
             if not PROPERTY_KEY.match(key):
                 raise InvalidParams(f"properties: {key[:100]!r} is not a property name", {"field": "properties"})
             text = set_property(text, key, value)
-        names = ", ".join(properties)
-        return self._rewrite(note, text, client, "update_properties", f"set {names} in {note.path}", "properties")
+        return self._rewrite(note, text, client, "update_properties", f"{_property_changes(properties)} in {note.path}",
+                             "properties")
 
     def move(self, path: str, new_path: str, content_hash: str, client: str) -> dict[str, Any]:
         note = self._current(path, content_hash)
@@ -576,15 +577,30 @@ def names_in(folder: Path | None) -> list[str]:
         return []
 
 
+def refuse_placeholder(written: str, field: str) -> None:
+    """Reads show a credential as a placeholder: a write holding one would replace it for good."""
+    if PLACEHOLDER in written:
+        raise InvalidParams(f"{field}: it holds a redaction placeholder ([REDACTED:...]); writing it would "
+                            "replace the credential for good. Leave that line out, or edit it in Obsidian",
+                            {"field": field})
+
+
 def checked(content: str, max_bytes: int) -> str:
     refuse_non_text(content, "content")
-    if PLACEHOLDER in content:
-        raise InvalidParams("content: it holds a redaction placeholder ([REDACTED:...]); writing it would "
-                            "replace the credential for good. Leave that line out, or edit it in Obsidian",
-                            {"field": "content"})
+    refuse_placeholder(content, "content")
     if len(content.encode("utf-8", "surrogatepass")) > max_bytes:
         raise InvalidParams(f"content: over {max_bytes:,} bytes", {"field": "content"})
     return content.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _property_changes(properties: dict[str, Any]) -> str:
+    """"set status, due; removed draft": what an edit of properties did, for its history entry."""
+    changes = []
+    for verb, names in (("set", [k for k, v in properties.items() if v is not None]),
+                        ("removed", [k for k, v in properties.items() if v is None])):
+        if names:
+            changes.append(f"{verb} {', '.join(names)}")
+    return "; ".join(changes)
 
 
 def set_property(text: str, key: str, value: Any) -> str:
