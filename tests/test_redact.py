@@ -361,6 +361,9 @@ def test_a_wallet_key_and_a_recovery_phrase() -> None:
     "mysql -p -u root (it asks for the password)",
     "The recovery phrase: never share these words with anyone online because scammers will take funds",
     "seed words come from the BIP-39 list of two thousand and forty-eight english words",
+    # eleven words and the start of a twelfth: BIP-39 words are whole words of 3-8 letters
+    "Secret santa list anna bob carl dave emma fred gina hugo ivan christopher.",
+    "alpha backup obsidian index budget tag sqlite sqlite lock rust python lock travel kubernetes docker",
 ])
 def test_what_only_looks_like_a_wallet_key_or_a_password(text: str) -> None:
     assert redact(text).findings == ()

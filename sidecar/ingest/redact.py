@@ -586,7 +586,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("private_key", _P_PRIVATE_KEY,
           re.compile(r"(?i)(?:seed|recovery|mnemonic|backup|secret)[ \t]*(?:phrase|words|mnemonic)?[\"'`*]{0,2}"
                      r"[ \t]*[:=-]?[ \t]*(?:\r?\n[ \t]*)?[\"'`]?(?P<s>(?-i:[a-z]{3,8})(?:[ \t]+(?-i:[a-z]{3,8})){11,23})"
-                     r"(?![ \t]+[a-z])"),
+                     r"(?![a-zA-Z]|[ \t]+[a-z])"),  # whole words: "christopher" is no 8-letter word and the rest
           _when(_seed_phrase_ok), ("seed", "recovery", "mnemonic", "backup", "secret")),
     # Telegram bot token: numeric bot id (8-10 digits) ":" 35 base64url. Anchored on the
     # colon so the engine can skip ahead; _telegram reads the id backwards.
