@@ -210,6 +210,21 @@ async def test_a_body_over_the_limit_is_a_json_rpc_error_naming_it(vault: Vault)
             assert ping.json() == {"jsonrpc": "2.0", "id": 2, "result": {}}
 
 
+async def test_a_get_is_told_there_is_no_stream_and_holds_nothing_open(vault: Vault) -> None:
+    """The SDK answered a GET with an event stream that never ended and counted against no limit: 63 of
+    them locked every other client out of the port. The spec's answer for a stateless server is a 405."""
+    async with asyncio.timeout(TIMEOUT), served(vault) as (url, token):
+        headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+        async with httpx2.AsyncClient(timeout=30) as http:
+            for _ in range(100):  # more than the port's connection cap, one after another
+                refused = await http.get(url, headers=headers)
+                assert refused.status_code == 405 and refused.headers["allow"] == "POST"
+                assert refused.json()["error"]["code"] == "method_not_allowed"
+        async with http_session(url, token) as session:  # the official client needs no stream either
+            await session.initialize()
+            assert (await session.call_tool("search", {"query": "alpha"})).is_error is False
+
+
 # ---- prompts ------------------------------------------------------------------------------------------
 PROMPT_MISTAKES: list[tuple[str, dict[str, str], str]] = [
     ("nope", {}, "unknown prompt 'nope'; the prompts are: answer_from_vault, suggest_links"),

@@ -179,6 +179,9 @@ class GuardMiddleware:
             if scope["method"] == "POST":
                 await self.post(scope, receive, send)
                 return
+            if scope["method"] == "GET":  # the SDK served a GET an event stream that never ended, to any number
+                await send_json(405, NO_STREAM, send, [(b"allow", b"POST")])  # of clients: 63 locked the port
+                return
         await self.app(scope, receive, send)
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -200,6 +203,11 @@ class GuardMiddleware:
         return self.guard.check(headers.get("host"), headers.get("origin"), headers.get("authorization"),
                                 headers.get("content-type"), scope["method"],
                                 scope.get("query_string", b"").decode("latin-1"))
+
+
+# The spec's answer for a server that offers no event stream (stateless: nothing to send on one).
+NO_STREAM = {"error": {"code": "method_not_allowed", "message": "this endpoint is stateless and has no event "
+                       "stream: send each JSON-RPC message as a POST"}}
 
 
 async def reject(rejection: Rejection, send: Send) -> None:
