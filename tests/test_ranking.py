@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +135,14 @@ def test_an_alias_is_text_and_a_link_target_is_a_mention() -> None:
     assert section_coverage(["sourdough", "starter"], row, 0.0) == 0.5  # the alias is shown text; the targets are not
     assert section_coverage(["sourdough", "starter"], row, 0.5) == 0.75
     assert without_link_targets("plain text") == "plain text"
+
+
+def test_the_answers_band_is_the_best_of_its_first_page() -> None:
+    """Low hits 1-5 and a high one at 6: the answer said "the vault does not answer this" (the best of the
+    first three) while get_context, quoting hit 6, said high."""
+    from sidecar.retrieve.search import ANSWER_WINDOW, overall_band
+
+    page: list[Any] = [{"band": "low"}] * 5 + [{"band": "high"}]
+    assert overall_band(page) == "high"
+    assert overall_band([{"band": "low"}] * ANSWER_WINDOW + [{"band": "high"}]) == "low"  # past the page
+    assert overall_band([]) == "none"

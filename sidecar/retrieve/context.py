@@ -81,11 +81,8 @@ def context_results(search_result: Mapping[str, Any]) -> list[Mapping[str, Any]]
 
 
 def context_band(search_result: Mapping[str, Any]) -> tuple[str, str | None]:
-    """Band and caveat of the block: the best hit's, which need not be the first hit's.
-
-    A well-linked note can outrank a better-matching one (graph boost), and the search answer
-    takes its band from the first hit; the block shows the high hits, so it says "high".
-    """
+    """Band and caveat of the block: its best hit's. The search answer's band is the best of its first
+    page's (search.overall_band), the same as long as the block asked for no more hits than a page."""
     band = str(search_result.get("band") or "none")
     caveat = search_result.get("caveat")
     bands = {str(r.get("band")) for r in search_result.get("results") or []}

@@ -591,8 +591,13 @@ def _stripped(query: str) -> str:
 BAND_ORDER = {"high": 3, "medium": 2, "low": 1, "none": 0}
 
 
-def overall_band(results: list[SearchResult], window: int = 3) -> Band:
-    """The best band among the first few results: a boosted hub note on top must not hide an answer."""
+ANSWER_WINDOW = 10  # hits (a default page) whose best band is the answer's
+
+
+def overall_band(results: list[SearchResult], window: int = ANSWER_WINDOW) -> Band:
+    """The best band among the first page's results: a boosted hub note on top must not hide an answer.
+    It was the first three's: a page of low hits 1-5 and high ones at 6 and 7 said "the vault does not
+    answer this" while get_context, quoting hit 6, said "high" (the eval: no unanswerable query moves)."""
     return max((r["band"] for r in results[:window]), key=BAND_ORDER.__getitem__, default="none")
 
 
