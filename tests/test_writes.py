@@ -129,6 +129,8 @@ BAD_NAMES = {
     "New#Folder/Note.md": "'#'", "a\ud800.md": "cannot be written", "n" * 300 + ".md": "255",
     "é" * 130 + ".md": "255",  # 130 characters, 260 bytes
     "/".join(["f" * 200] * 5) + "/x.md": "1,000",  # every name short, the path too long
+    "Ho\u200bme.md": "invisible", "\u202egnp.md": "text-reversing", "Inbox\ufeff.md": "invisible",  # look-alikes
+    "Home.md": "exists: pick another name",  # an agent told what to do instead
 }
 
 
@@ -148,7 +150,7 @@ def test_names_obsidian_allows_are_written_and_existing_folders_are_kept_as_they
         writer: NoteWriter, demo_copy: Path) -> None:
     (demo_copy / "C#").mkdir()  # the user's own folder: new notes may go in it
     for path in ("C#/Generics.md", "CONTACTS.md", "COM10.md", "Thinking, Fast & Slow (2).md", "n" * 252 + ".md",
-                 "Travel/成都 notes.md"):
+                 "Travel/成都 notes.md", "Family 👨\u200d👩\u200d👧.md", "می\u200cخواهم.md"):  # ZWJ, ZWNJ
         done = writer.create(path, "# t\n", CLIENT)
         assert done["path"] == path and (demo_copy / path).read_text(encoding="utf-8") == "# t\n"
 

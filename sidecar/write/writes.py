@@ -317,6 +317,9 @@ class NoteWriter:
         if not path.lower().endswith(NOTE_SUFFIX):
             raise InvalidParams(f"{field}: a note path ends with .md", {"field": field})
         rel = self.vault.confine_new(path)
+        if rel is None and (existing := self.vault.confine(path)) is not None and existing != moving:
+            raise InvalidParams(f"{field}: {existing!r} exists: pick another name, or change that note with "
+                                "append_to_note, replace_section or update_properties", {"field": field})
         if rel is None:
             raise InvalidParams(f"{field}: {path[:200]!r} cannot be written: it exists, or is outside the vault, "
                                 "hidden, ignored, or behind a link", {"field": field})
@@ -535,12 +538,21 @@ def refuse_non_text(text: str, field: str) -> None:
                         "hold: leave it out", {"field": field})
 
 
+# Zero-width spaces, bidirectional overrides and isolates, word joiners, the BOM: a name holding one
+# shows as another name ("gnp.md" reversed) or as a twin of an existing one. ZWJ and ZWNJ stay: emoji
+# sequences and Persian or Indic spelling need them.
+DECEPTIVE_CHARS = frozenset("\u061c\u180e\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                            "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff")
+
+
 def name_refusal(name: str) -> str | None:
     """Why a file or folder name cannot be a new note's (or its folder's), or None. The one place for the
     rule: Obsidian refuses these characters or cannot link through them, Windows reserves these names,
     and file systems hold at most 255 bytes a name."""
     for char in name:
         kind = {"Cc": "a control character", "Cs": "a lone surrogate"}.get(unicodedata.category(char))
+        if char in DECEPTIVE_CHARS:
+            kind = "an invisible or text-reversing character, which makes a name look like another"
         if kind is not None:
             return f"the name {name[:100]!r} holds {kind} (U+{ord(char):04X})"
         if char in NAME_CHARS:
