@@ -336,6 +336,8 @@ async def test_small_messages_say_what_is_wrong(vault: Vault) -> None:
                         "message": "x: unknown argument; this tool takes no arguments"}
         typed = error_of(await session.call_tool("read_note", {"path": {"a": 1}}))
         assert (typed["field"], typed["message"]) == ("path", "path: must be a string")
+        none = error_of(await session.call_tool("move_notes", {"moves": []}))  # was "moves: must be a list"
+        assert (none["message"], none["min_items"]) == ("moves: must be a list of 1 to 100 items", 1)
         with pytest.raises(MCPError) as nameless:
             await session.read_resource("vault:///")
         assert nameless.value.error.code == -32602

@@ -776,15 +776,20 @@ def expectation(rule: Mapping[str, Any], not_a_string: bool = False) -> str:
         return f"must be {kind} from {rule['minimum']} to {rule['maximum']}"
     if "minimum" in rule:
         return f"must be {kind} of at least {rule['minimum']}"
-    if "maxLength" in rule:
-        low = f"{rule['minLength']} to " if "minLength" in rule else "at most "
-        return f"must be {kind} of {low}{rule['maxLength']} characters"
+    for least, most, unit in (("minLength", "maxLength", "characters"), ("minItems", "maxItems", "items"),
+                              ("minProperties", "maxProperties", "properties")):
+        if most in rule:
+            low = f"{rule[least]} to " if least in rule else "at most "
+            return f"must be {kind} of {low}{rule[most]} {unit}"
+        if least in rule:
+            return f"must be {kind} of at least {rule[least]} {unit}"
     return f"must be {kind}"
 
 
 def bounds(rule: Mapping[str, Any]) -> dict[str, object]:
     named = {"minimum": "minimum", "maximum": "maximum", "minLength": "min_length", "maxLength": "max_length",
-             "enum": "allowed", "type": "type"}
+             "minItems": "min_items", "maxItems": "max_items", "minProperties": "min_properties",
+             "maxProperties": "max_properties", "enum": "allowed", "type": "type"}
     return {ours: rule[theirs] for theirs, ours in named.items() if theirs in rule}
 
 
