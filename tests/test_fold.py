@@ -3,10 +3,12 @@ every script, as the keyword index already matches Latin accents."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from sidecar.core import VaultIndex
 from sidecar.ingest.fold import fold, fold_with_offsets
 from sidecar.retrieve.lexical import make_snippet
 from sidecar.retrieve.search import found_terms
@@ -89,3 +91,40 @@ def test_a_field_filter_folds_a_value_beyond_ascii(tmp_path: Path) -> None:
         assert paths("status", "entwurf") == ["Entwurf.md"]
     finally:
         core.close()
+
+
+KEYWORD_NOTES = {
+    "Рецепт.md": "# Рецепт\n\nСвёкла и морковь. Алёна принесла ёлку.\n",
+    "Ofis.md": "# Ofis\n\nIşık ofise yeni ışıklar taktı.\n",
+    "Wyjazd.md": "# Wyjazd\n\nHotel w Łodzi, Małgorzata rezerwuje.\n",
+    "Adresse.md": "# Adresse\n\nDie Kastanienstraße liegt in der Nähe.\n",
+    "دروس.md": "# دروس\n\nكَتَبَ الطَّالِبُ الدَّرْسَ فِي المَكْتَبَةِ مع أحمد.\n",
+    "Ταξίδι.md": "# Ταξίδι\n\nΤο ταξίδι στην Αθήνα ήταν υπέροχο.\n",
+    "Plain.md": "# Plain\n\nNothing special in English here.\n",
+}
+
+
+@pytest.mark.parametrize(("query", "path"), [
+    ("свекла", "Рецепт.md"), ("Алена", "Рецепт.md"), ("свёкла", "Рецепт.md"), ("isik", "Ofis.md"),
+    ("IŞIK", "Ofis.md"), ("isiklar", "Ofis.md"), ("Lodzi", "Wyjazd.md"), ("Malgorzata", "Wyjazd.md"),
+    ("kastanienstrasse", "Adresse.md"), ("المكتبة", "دروس.md"), ("احمد", "دروس.md"), ("الطَّالِبُ", "دروس.md"),
+    ("αθηνα", "Ταξίδι.md"), ("ταξιδι", "Ταξίδι.md"), ("Ταξίδι", "Ταξίδι.md"),
+])
+def test_the_keyword_index_finds_a_word_typed_as_its_writers_often_do(keyword_vault: VaultIndex, query: str,
+                                                                      path: str) -> None:
+    """unicode61 folds é and ş but not ё, ı, ł, ß or Greek accents, and splits an Arabic word at each vowel mark."""
+    found = keyword_vault.search(query, mode="lexical", limit=3)["results"]
+    assert [r["path"] for r in found][:1] == [path], (query, [r["path"] for r in found])
+
+
+@pytest.fixture(scope="module")
+def keyword_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
+    base = tmp_path_factory.mktemp("keyword-fold")
+    vault = base / "vault"
+    vault.mkdir()
+    for name, text in KEYWORD_NOTES.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    core = open_index(vault, base / "index", load_model=False)
+    core.index()
+    yield core
+    core.close()

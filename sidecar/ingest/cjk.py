@@ -7,12 +7,16 @@ answers it, and BM25 ranks the sections that share more first. Hangul bigrams al
 across its particles (노트를 and 노트에서 share 노트).
 
 The same column holds the pictographs (emoji) of the text, one token each: unicode61 treats them as
-separators, so the Tasks plugin's ⏫ or 📅 and a note's ✅ could not be searched at all. Pure functions."""
+separators, so the Tasks plugin's ⏫ or 📅 and a note's ✅ could not be searched at all; and the
+folded forms of the words unicode61 does not fold (fold.keyword_variants: ё, ı, ł, ß, Arabic marks).
+Pure functions."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+from sidecar.ingest.fold import keyword_variants
 
 # Han (incl. extension A and compatibility), Hiragana, Katakana, Hangul syllables, Jamo and
 # compatibility Jamo, Thai, Lao, Myanmar, Khmer.
@@ -62,6 +66,9 @@ def cjk_tokens(text: str) -> str:
     pictographs = PICTOGRAPH.findall(text)
     if pictographs:
         lines.append(" ".join(pictograph_token(c) for c in pictographs))
+    variants = keyword_variants(text)
+    if variants:
+        lines.append(" ".join(variants))
     return "\n".join(lines)
 
 

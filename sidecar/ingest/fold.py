@@ -8,6 +8,7 @@ after it (which words a hit holds, where to mark them): "cafe" finds "Café", "I
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # Letters with no decomposition that their users often type as the plain letter.
@@ -65,3 +66,37 @@ def fold_with_offsets(text: str) -> tuple[str, list[int] | None]:
         offsets += [i] * len(_TABLE[ord(char)])
     offsets.append(len(text))
     return folded, offsets
+
+
+# ---- the keyword index's side ------------------------------------------------------------------------
+# FTS5's unicode61 folds Latin accents (é, ş, ü) but keeps these letters apart from the plain ones their
+# writers often type instead, and splits an Arabic word at each of its vowel marks. Their folded forms
+# go in the index's `cjk` column beside the text (cjk.cjk_tokens), and a query's words are folded the
+# same way (lexical.build_query): "свекла" finds "Свёкла", "isik" "Işık", "Lodz" "Łódź", "strasse"
+# "Straße", "احمد" "أحمد", "αθηνα" "Αθήνα". Letters that are letters of their own stay (й, ğ, ñ).
+_ARABIC_MARKS = "\u0640\u064b\u064c\u064d\u064e\u064f\u0650\u0651\u0652\u0670"  # tatweel, harakat, dagger alef
+_KEYWORD_TABLE = str.maketrans(
+    {"ё": "е", "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ð": "d", "ß": "ss", "æ": "ae", "œ": "oe", "ς": "σ",
+     "ά": "α", "έ": "ε", "ή": "η", "ί": "ι", "ό": "ο", "ύ": "υ", "ώ": "ω", "ϊ": "ι", "ϋ": "υ", "ΐ": "ι", "ΰ": "υ",
+     "أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", **dict.fromkeys(_ARABIC_MARKS)})
+KEYWORD_WORD = f"[\\w{_ARABIC_MARKS}]+"  # a word for the keyword index: an Arabic one with its marks
+_KEYWORD_WORD = re.compile(KEYWORD_WORD)
+_KEYWORD_LETTERS = re.compile("[" + re.escape("".join(map(chr, _KEYWORD_TABLE))) + "]")
+
+
+def keyword_fold(word: str) -> str:
+    """A lower-cased word as the keyword index holds its folded form (the word itself for most)."""
+    return word.translate(_KEYWORD_TABLE)
+
+
+def keyword_variants(text: str) -> list[str]:
+    """The folded forms of the text's words that unicode61 would not fold, once each, in text order."""
+    if text.isascii():
+        return []
+    variants: dict[str, None] = {}
+    for word in _KEYWORD_WORD.findall(text.lower()):
+        if _KEYWORD_LETTERS.search(word):
+            folded = keyword_fold(word)
+            if folded and folded != word:
+                variants[folded] = None
+    return list(variants)

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 
 from sidecar.ingest.cjk import PICTOGRAPH, UNSPACED_CHAR, bigrams, pictograph_token, split_cjk_runs, unigrams
-from sidecar.ingest.fold import fold, fold_with_offsets
+from sidecar.ingest.fold import KEYWORD_WORD, fold, fold_with_offsets, keyword_fold
 
-WORD = re.compile(r"\w+", re.UNICODE)
+WORD = re.compile(KEYWORD_WORD)  # an Arabic word keeps its vowel marks
 PHRASE = re.compile(r'"([^"]+)"')
 SPACES = re.compile(r"\s+")
 # Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
@@ -101,6 +101,8 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
             if not (content and token in function_words):  # a function word is searched, never a term to mark
                 terms += [w.lower() for w in words]
             last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
+            if len(words) == 1:  # a word as the keyword index folds it (fold.keyword_variants); phrases stay
+                words = [keyword_fold(words[0].lower())]
             if last and len(words) == 1 and len(words[0]) >= 2:
                 parts.append(_quote(words[0]) + " *")  # the word being typed
             else:
