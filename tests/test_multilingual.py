@@ -75,6 +75,22 @@ def test_hybrid_search_answers_a_cjk_question(index: VaultIndex) -> None:
     assert res["results"][0]["highlights"]  # the matched bigrams are marked in the snippet
 
 
+def test_a_bigram_across_two_words_of_an_unspaced_script_counts_as_its_characters(index: VaultIndex) -> None:
+    """A question's bigrams across two words (为什么应用 has 么应) are in no section: they counted as words
+    the vault does not have, and on help-ja two answerable questions were `low` ("the vault does not
+    answer this"). A bigram whose characters are both in the vault counts as often as the rarer one."""
+    from sidecar.ingest.cjk import may_straddle_words
+
+    assert may_straddle_words("何申") and may_straddle_words("トを") and may_straddle_words("ค้")
+    assert not may_straddle_words("노트") and not may_straddle_words("何") and not may_straddle_words("ab")
+    from sidecar.retrieve.search import document_counts
+
+    sections = index.status()["chunks"]
+    counts = document_counts(index.reader(), ["款请", "退款", "트노"], sections)
+    assert counts["款请"] > 0 and counts["退款"] > 0  # 款 and 请 are both in the vault, in other words
+    assert counts["트노"] == 0  # 노트 is, but Korean writes its words apart: this pair is in none
+
+
 def test_an_index_of_the_previous_schema_is_rebuilt(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     vault.mkdir()

@@ -24,6 +24,14 @@ UNSPACED_CHAR = re.compile(
     r"[\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
     r"\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]")
 UNSPACED_RUN = re.compile(UNSPACED_CHAR.pattern + "+")
+HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")  # Korean: spaces between its words
+
+
+def may_straddle_words(gram: str) -> bool:
+    """A query's bigram that may span two words: Han, kana, Thai... are written without spaces, so
+    为什么's 么应 in 为什么应用 is in no section and says nothing of the vault. Korean puts spaces
+    between words: its bigrams are inside one."""
+    return len(gram) == 2 and UNSPACED_CHAR.fullmatch(gram[0]) is not None and HANGUL.search(gram) is None
 
 
 # The emoji blocks: Miscellaneous Technical (⌛ ⏫ ⏳), Miscellaneous Symbols and Dingbats (☀ ✅ ❌ ➕),

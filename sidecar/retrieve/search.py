@@ -19,6 +19,7 @@ import numpy as np
 
 from sidecar.errors import InvalidParams
 from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
+from sidecar.ingest.cjk import may_straddle_words
 from sidecar.ingest.embed import Embedder
 from sidecar.ingest.fold import fold
 from sidecar.protocol_types import (
@@ -367,6 +368,11 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
             expr = build_query(f'"{term}"', prefix_last=False).match
             cache[key] = 0 if expr is None else reads.match_count(conn, expr, cap)
         counts[term] = cache[key]
+    for term, count in list(counts.items()):
+        if count == 0 and may_straddle_words(term):  # then its characters are the evidence
+            chars = document_counts(conn, list(term), sections, cache)
+            if all(chars.values()):
+                counts[term] = min(chars.values())
     return counts
 
 
