@@ -53,6 +53,9 @@ def test_marks_land_on_the_word_in_the_text() -> None:
     assert marked("İzmir İstanbul ofisine yeni ekipman geldi.", ("ekipman",)) == ["ekipman"]
     assert marked("Die Straße ist lang", ("strasse",)) == ["Straße"]
     assert marked("Cafe\u0301 noir", ("cafe",)) == ["Cafe\u0301"]
+    # a word is marked by the whole of it: its stem finds "locked" for "lock", never "Restore" for "restic"
+    assert marked("Restore drill: restic backup, restored", ("restic", "lock")) == ["restic"]
+    assert marked("a locked file", ("lock",)) == ["locked"]
 
 
 def test_a_query_typed_without_accents_is_no_unanswered_question(tmp_path: Path) -> None:

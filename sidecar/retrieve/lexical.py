@@ -138,6 +138,15 @@ def term_pattern(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_]){re.escape(term_stem(term))}")
 
 
+@functools.lru_cache(maxsize=4096)
+def mark_pattern(term: str) -> re.Pattern[str]:
+    """Where to mark a folded term: as term_pattern, but a word by the whole term, not its stem (the
+    stem finds "locked" for "locking"; marked, "rest" of "restic" would light up every "Restore")."""
+    if UNSPACED_CHAR.search(term) or not term.isalnum() or len(term) <= SHORT_TERM:
+        return term_pattern(term)
+    return re.compile(rf"(?<![^\W_]){re.escape(term)}")
+
+
 def holds_term(folded_text: str, folded_term: str) -> bool:
     """Whether the text holds the term, both folded (the substring test first: most terms are absent)."""
     return bool(folded_term) and term_stem(folded_term) in folded_text \
@@ -150,10 +159,10 @@ def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
     folded, offsets = fold_with_offsets(text)
     spans: list[tuple[int, int]] = []
     for term in dict.fromkeys(fold(t) for t in terms):
-        if not holds_term(folded, term):
+        if not term or term not in folded:
             continue
         whole_word = term.isalnum() and not UNSPACED_CHAR.search(term)
-        for match in term_pattern(term).finditer(folded):
+        for match in mark_pattern(term).finditer(folded):
             end = match.end()
             while whole_word and end < len(folded) and folded[end].isalnum():
                 end += 1  # words match at word starts, so "lock" marks "locked" (the stemmer matched it too)
