@@ -131,3 +131,21 @@ def keyword_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultInd
     core.index()
     yield core
     core.close()
+
+
+def test_the_fast_test_of_a_term_agrees_with_its_pattern() -> None:
+    """holds_term finds a word's stem by str.find (a search asks it thousands of times); term_pattern is
+    the rule it must agree with, on every kind of term and boundary."""
+    import random
+
+    from sidecar.ingest.fold import fold
+    from sidecar.retrieve.lexical import holds_term, term_pattern
+
+    rng = random.Random(11)
+    pieces = ["lock", "locked", "unlock", "_lock", "l", "l'", "ai", "email", "é", "café", "ель", "пользователь",
+              "数据", "库", " ", "-", "_", ".", "\n", "2024", "v1", "foo_bar", "x"]
+    terms = ["lock", "locking", "l", "ai", "cafe", "ель", "数据", "foo_bar", "v1", "2024", "x", "пользователь"]
+    for _ in range(3000):
+        text = fold("".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))))
+        for term in terms:
+            assert holds_term(text, term) == (term_pattern(term).search(text) is not None), (text, term)

@@ -8,6 +8,7 @@ after it (which words a hit holds, where to mark them): "cafe" finds "Café", "I
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -52,7 +53,12 @@ _TABLE = _FoldTable()
 
 def fold(text: str) -> str:
     """The folded text (an ASCII text is only lowered)."""
-    return text.lower() if text.isascii() else text.translate(_TABLE)
+    return text.lower() if text.isascii() else _folded(text)
+
+
+@functools.lru_cache(maxsize=1024)  # a search folds each of its hits' sections several times
+def _folded(text: str) -> str:
+    return text.translate(_TABLE)
 
 
 def fold_with_offsets(text: str) -> tuple[str, list[int] | None]:

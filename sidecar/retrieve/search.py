@@ -6,6 +6,7 @@ group by note -> link-graph boost -> bands -> results with per-signal scores and
 
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
 import time
@@ -340,7 +341,13 @@ def found_terms(terms: Sequence[str], text: str) -> list[str]:
     """The query terms the text holds, in query order (lexical.term_pattern's rule, accents and case
     aside: the text folded once)."""
     folded = fold(text)
-    return [term for term in terms if holds_term(folded, fold(term))]
+    return [term for term, folded_term in zip(terms, _folded(tuple(terms)), strict=True)
+            if holds_term(folded, folded_term)]
+
+
+@functools.lru_cache(maxsize=256)
+def _folded(terms: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(fold(t) for t in terms)
 
 
 def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_heading: str, body: str) -> set[str]:
