@@ -20,11 +20,12 @@ from sidecar.ingest.fold import keyword_variants
 
 # Han (incl. extension A and compatibility), Hiragana, Katakana, Hangul syllables, Jamo and
 # compatibility Jamo, Thai, Lao, Myanmar, Khmer.
+_HANGUL = r"\u3130-\u318f\uac00-\ud7af\u1100-\u11ff"  # Korean, which puts spaces between its words
 UNSPACED_CHAR = re.compile(
-    r"[\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-    r"\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]")
+    r"[\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    rf"\uf900-\ufaff{_HANGUL}]")
 UNSPACED_RUN = re.compile(UNSPACED_CHAR.pattern + "+")
-HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")  # Korean: spaces between its words
+HANGUL = re.compile(f"[{_HANGUL}]")
 
 
 def may_straddle_words(gram: str) -> bool:

@@ -82,7 +82,7 @@ def fold_with_offsets(text: str) -> tuple[str, list[int] | None]:
 # "Straße", "احمد" "أحمد", "αθηνα" "Αθήνα". Letters that are letters of their own stay (й, ğ, ñ).
 _ARABIC_MARKS = "\u0640\u064b\u064c\u064d\u064e\u064f\u0650\u0651\u0652\u0670"  # tatweel, harakat, dagger alef
 _KEYWORD_TABLE = str.maketrans(
-    {"ё": "е", "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ð": "d", "ß": "ss", "æ": "ae", "œ": "oe", "ς": "σ",
+    {**_PLAIN, "ё": "е", "ß": "ss", "ς": "σ",
      "ά": "α", "έ": "ε", "ή": "η", "ί": "ι", "ό": "ο", "ύ": "υ", "ώ": "ω", "ϊ": "ι", "ϋ": "υ", "ΐ": "ι", "ΰ": "υ",
      "أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", **dict.fromkeys(_ARABIC_MARKS)})
 KEYWORD_WORD = f"[\\w{_ARABIC_MARKS}]+"  # a word for the keyword index: an Arabic one with its marks
@@ -97,10 +97,11 @@ def keyword_fold(word: str) -> str:
 
 def keyword_variants(text: str) -> list[str]:
     """The folded forms of the text's words that unicode61 would not fold, once each, in text order."""
-    if text.isascii():
+    lowered = text.lower()
+    if text.isascii() or not _KEYWORD_LETTERS.search(lowered):  # most texts: one scan, no word list
         return []
     variants: dict[str, None] = {}
-    for word in _KEYWORD_WORD.findall(text.lower()):
+    for word in _KEYWORD_WORD.findall(lowered):
         if _KEYWORD_LETTERS.search(word):
             folded = keyword_fold(word)
             if folded and folded != word:

@@ -126,12 +126,17 @@ def term_stem(term: str) -> str:
     return term[: max(4, len(term) - 2)]
 
 
+def is_word_term(term: str) -> bool:
+    """A word of a spaced script, matched at word starts; the rest (bigrams, emoji, `a_b`) anywhere."""
+    return term.isalnum() and not UNSPACED_CHAR.search(term)
+
+
 @functools.lru_cache(maxsize=4096)
 def term_pattern(term: str) -> re.Pattern[str]:
     """Where a folded query term (fold.py) is in folded text. A run of an unspaced script (its bigrams)
     or an emoji: anywhere. A word: at the start of a word, by its stem ("locking" finds "locked"), `_`
     parting words; one of one or two letters only as a whole word."""
-    if UNSPACED_CHAR.search(term) or not term.isalnum():
+    if not is_word_term(term):
         return re.compile(re.escape(term))
     if len(term) <= SHORT_TERM:
         return re.compile(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])")
@@ -142,7 +147,7 @@ def term_pattern(term: str) -> re.Pattern[str]:
 def mark_pattern(term: str) -> re.Pattern[str]:
     """Where to mark a folded term: as term_pattern, but a word by the whole term, not its stem (the
     stem finds "locked" for "locking"; marked, "rest" of "restic" would light up every "Restore")."""
-    if UNSPACED_CHAR.search(term) or not term.isalnum() or len(term) <= SHORT_TERM:
+    if not is_word_term(term) or len(term) <= SHORT_TERM:
         return term_pattern(term)
     return re.compile(rf"(?<![^\W_]){re.escape(term)}")
 
@@ -152,7 +157,7 @@ def holds_term(folded_text: str, folded_term: str) -> bool:
     at a word's start) by str.find, which a search of 30 hits' sections asks thousands of times."""
     if not folded_term:
         return False
-    if UNSPACED_CHAR.search(folded_term) or not folded_term.isalnum():
+    if not is_word_term(folded_term):
         return folded_term in folded_text
     if len(folded_term) <= SHORT_TERM:
         return folded_term in folded_text and term_pattern(folded_term).search(folded_text) is not None
@@ -173,7 +178,7 @@ def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
     for term in dict.fromkeys(fold(t) for t in terms):
         if not term or term not in folded:
             continue
-        whole_word = term.isalnum() and not UNSPACED_CHAR.search(term)
+        whole_word = is_word_term(term)
         for match in mark_pattern(term).finditer(folded):
             end = match.end()
             while whole_word and end < len(folded) and folded[end].isalnum():

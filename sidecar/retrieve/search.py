@@ -341,12 +341,12 @@ def found_terms(terms: Sequence[str], text: str) -> list[str]:
     """The query terms the text holds, in query order (lexical.term_pattern's rule, accents and case
     aside: the text folded once)."""
     folded = fold(text)
-    return [term for term, folded_term in zip(terms, _folded(tuple(terms)), strict=True)
+    return [term for term, folded_term in zip(terms, _folded_terms(tuple(terms)), strict=True)
             if holds_term(folded, folded_term)]
 
 
 @functools.lru_cache(maxsize=256)
-def _folded(terms: tuple[str, ...]) -> tuple[str, ...]:
+def _folded_terms(terms: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(fold(t) for t in terms)
 
 

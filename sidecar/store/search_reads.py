@@ -41,11 +41,11 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
     for key, value in fields.items():
         path = '$."' + key.replace('"', "") + '"'
         # A value in ASCII compares by SQLite's lower() (C, every note's value); any other folded whole.
-        low = "lower" if value.isascii() else FOLD_FUNCTION
+        low, wanted = ("lower" if value.isascii() else FOLD_FUNCTION), fold(value)
         clauses.append(
             f"({low}(CAST(json_extract(frontmatter, ?) AS TEXT)) = ? OR EXISTS (SELECT 1 FROM json_each(notes.frontmatter, ?)"
             f" WHERE {low}(CAST(json_each.value AS TEXT)) = ?))")
-        params += [path, fold(value), path, fold(value)]
+        params += [path, wanted, path, wanted]
     if modified_since_ns is not None:
         clauses.append("mtime_ns >= ?")
         params.append(modified_since_ns)
