@@ -297,6 +297,25 @@ def test_malformed_frontmatter_keeps_body_and_warns(yaml_text: str, reason: str,
     assert warning.endswith(f"(line {line})")
 
 
+@pytest.mark.parametrize(
+    ("yaml_text", "expected"),
+    [
+        ("created: {{date}}", {"created": "{{date}}"}),
+        ("created: {{date:YYYY-MM-DD}}", {"created": "{{date:YYYY-MM-DD}}"}),
+        ("title: {{title}}\ntags: [{{title}}]", {"title": "{{title}}", "tags": ["{{title}}"]}),
+        ("x: &a {{time}}\ny: *a", {"x": "{{time}}", "y": "{{time}}"}),  # the pure-Python loader's path too
+        ("point: {x: 1, y: 2}", {"point": {"x": 1, "y": 2}}),  # an ordinary flow mapping stays a mapping
+    ],
+)
+def test_a_template_variable_written_bare_is_its_text(yaml_text: str, expected: dict[str, object]) -> None:
+    # `created: {{date}}` is valid YAML (a mapping keyed by a mapping) that Obsidian reads; PyYAML could
+    # not hash the key and the whole frontmatter, links and tags included, was dropped as malformed
+    note = parse_note("Templates/Book.md", f"---\ncategories:\n  - \"[[Books]]\"\n{yaml_text}\n---\nBody\n")
+    assert note.warnings == ()
+    assert note.frontmatter == {"categories": ["[[Books]]"], **expected}
+    assert [(k.target, k.kind) for k in note.links] == [("Books", "frontmatter")]
+
+
 def test_control_characters_in_frontmatter_are_malformed() -> None:
     note = parse_note("n.md", "---\na: 1\nb: x\x00y\n---\nbody")
     assert note.frontmatter == {}

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import itemgetter
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 import yaml
@@ -102,7 +102,31 @@ def _split_frontmatter(text: str) -> _Split:
     return _Split(yaml_text, text[close.end() + 1 :], closing_line + 1)
 
 
-class _BoundedLoader(yaml.SafeLoader):
+class _TemplateVariables:
+    """A core Templates variable written bare (`created: {{date}}`, `{{date:YYYY-MM-DD}}`, `{{title}}`) is
+    YAML for a mapping keyed by a mapping: valid YAML, which Obsidian reads, but a key Python cannot hash,
+    so PyYAML refused the whole frontmatter ("found unhashable key") and every template note lost its
+    properties, tags and links and read as malformed. Such a flow mapping is read as the text it was
+    written as (a block mapping with a collection key stays an error: no template writes one)."""
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode) and node.flow_style \
+                and any(isinstance(k, yaml.CollectionNode) for k, _ in node.value):
+            return _as_written(node)
+        return super().construct_object(node, deep)  # type: ignore[misc]
+
+
+def _as_written(node: Node) -> str:
+    """A flow node spelt back in flow style, as `{{date:YYYY-MM-DD}}` was typed."""
+    if isinstance(node, yaml.MappingNode):
+        pairs = (_as_written(k) + (f":{_as_written(v)}" if v.value not in ("", None) else "") for k, v in node.value)
+        return "{" + ", ".join(pairs) + "}"
+    if isinstance(node, yaml.SequenceNode):
+        return "[" + ", ".join(_as_written(v) for v in node.value) + "]"
+    return str(node.value)
+
+
+class _BoundedLoader(_TemplateVariables, yaml.SafeLoader):
     """SafeLoader that refuses more than a few aliases: aliases are how a tiny
     "billion laughs" document expands into a gigantic structure."""
 
@@ -153,7 +177,12 @@ def _markers_back(value: object) -> object:
     return value
 
 
-_C_SAFE_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+_C_SAFE_LOADER: type[yaml.CSafeLoader] | None = None
+if hasattr(yaml, "CSafeLoader"):
+    class _FastLoader(_TemplateVariables, yaml.CSafeLoader):
+        """libyaml's parser with the same constructor rules as _BoundedLoader."""
+
+    _C_SAFE_LOADER = _FastLoader
 
 
 def _fast_path_ok(yaml_text: str) -> bool:

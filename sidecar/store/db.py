@@ -26,8 +26,9 @@ from sidecar.private import private_file
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5  # 2: the cjk column holds character bigrams; 3: chunks.template; 4: emoji in the cjk column;
-# 5: the folded forms of words unicode61 does not fold in the cjk column (an older index is rebuilt)
+SCHEMA_VERSION = 6  # 2: the cjk column holds character bigrams; 3: chunks.template; 4: emoji in the cjk column;
+# 5: the folded forms of words unicode61 does not fold in the cjk column; 6: a bare template variable in
+# frontmatter (`created: {{date}}`) is read as text, not as malformed (an older index is rebuilt)
 BUSY_TIMEOUT_MS = 5000  # the single writer commits in small transactions; 5 s covers a slow disk
 
 SCHEMA = """
