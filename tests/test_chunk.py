@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from sidecar.ingest.chunk import chunk_note, content_hash, note_context
+from sidecar.ingest.chunk import chunk_note, content_hash, note_context, properties_text
 from sidecar.ingest.parse import find_fences, parse_note
 from sidecar.notes import Chunk
 
@@ -68,8 +68,17 @@ def assert_from_source(chunk: Chunk, file_lines: list[str]) -> None:
 
 def assert_valid(text: str, result: list[Chunk], max_chars: int = 1600) -> None:
     file_lines = text.split("\n")
-    body_start = parse_note("n.md", text).body_start_line
-    for n, chunk in enumerate(result):
+    note = parse_note("n.md", text)
+    body_start = note.body_start_line
+    leading = [c for c in result if c.start_line < body_start]  # the properties' own chunks: words, not lines
+    assert result[:len(leading)] == leading
+    for n, chunk in enumerate(leading):
+        assert (chunk.ordinal, chunk.heading_path, chunk.start_line) == (n, (), 2)
+        assert len(chunk.text) <= max_chars
+    if leading:
+        assert squeeze("".join(c.text for c in leading)) == squeeze(properties_text(note.frontmatter).replace("\n", ""))
+    result = result[len(leading):]
+    for n, chunk in enumerate(result, start=len(leading)):
         assert chunk.ordinal == n
         assert len(chunk.text) <= max_chars, (n, len(chunk.text))
         assert body_start <= chunk.start_line <= chunk.end_line <= len(file_lines)
@@ -386,9 +395,14 @@ def test_min_chars_zero_keeps_every_section() -> None:
 # --- empty bodies ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["", "\n\n", "   \n\t\n", "---\ntitle: Only\n---\n", "---\ntags: [a]\n---"])
+@pytest.mark.parametrize("text", ["", "\n\n", "   \n\t\n", "---\n---\n", "---\ncssclasses: [wide]\npublish: true\n---"])
 def test_no_content_no_chunks(text: str) -> None:
     assert chunks(text) == []
+
+
+@pytest.mark.parametrize(("text", "words"), [("---\ntitle: Only\n---\n", "title: Only"), ("---\ntags: [a]\n---", "tags: a")])
+def test_properties_are_content_when_there_is_nothing_else(text: str, words: str) -> None:
+    assert [(c.text, c.start_line) for c in chunks(text)] == [(words, 2)]
 
 
 def test_blank_lines_are_trimmed_from_the_edges() -> None:
@@ -563,3 +577,78 @@ def test_random_notes_keep_all_invariants(seed: int) -> None:
         assert set(chunk.heading_path) <= headings
         if tail_start is None or chunk.end_line < tail_start:
             assert all(f.closed for f in find_fences(chunk.text)), chunk.text
+
+
+# --- properties ------------------------------------------------------------------
+
+
+CARD = """---
+categories:
+  - "[[Movies]]"
+cover: https://example.com/poster.jpg
+director:
+  - "[[Ridley Scott|Scott]]"
+cast: ["[[Harrison Ford]]", "[[Rutger Hauer]]"]
+rating: 7
+seen: true
+tags: [film]
+cssclasses: [wide]
+---
+"""
+
+
+def test_a_note_of_properties_alone_is_one_chunk_of_their_words() -> None:
+    # kepano's vault: 42 of 103 notes are properties alone, and no search found them, not even by title
+    result = chunks(CARD, "References/Blade Runner.md")
+    assert [(c.ordinal, c.heading_path, c.start_line, c.end_line) for c in result] == [(0, (), 2, 11)]
+    assert result[0].text == ("categories: Movies\ndirector: Scott (Ridley Scott)\ncast: Harrison Ford, Rutger Hauer\n"
+                              "rating: 7\ntags: film")  # no body carries the context: the tags are its words
+    assert result[0].context == "Blade Runner | film"
+
+
+def test_properties_come_first_while_they_say_more_than_the_body() -> None:
+    short = chunks(CARD + "![[Movies.base]]\n")
+    assert [c.text.split("\n")[0] for c in short] == ["categories: Movies", "![[Movies.base]]"]
+    assert [c.ordinal for c in short] == [0, 1]
+    long_body = CARD + "A review of the film, its pacing, its score and what it says about memory. " * 2
+    assert [c.start_line for c in chunks(long_body)] == [13]  # the body speaks for the note
+
+
+def test_a_template_gets_no_chunk_of_properties() -> None:
+    # a form to fill in: "Restaurant Template" came first for "restaurants in Kyoto"
+    assert chunks("---\ntype: recipe\nservings:\ncreated: {{date}}\n---\n", "Templates/Recipe.md") == []
+    assert chunks("---\ntype: recipe\n---\n<% tp.file.title %>\n", "Templates/Recipe.md")[0].start_line == 4
+
+
+def test_a_bookmark_of_title_aliases_and_a_url_is_found_by_them() -> None:
+    # no body carries the context (title, aliases, tags), so they are the properties chunk's words
+    text = "---\ntitle: Attention Is All You Need\naliases: [Transformer paper]\ntags: [paper]\nurl: https://arxiv.org\n---\n"
+    assert [c.text for c in chunks(text, "Papers/1706.03762.md")] == [
+        "title: Attention Is All You Need\naliases: Transformer paper\ntags: paper"]
+
+
+def test_long_properties_are_packed_into_as_many_chunks_as_they_need() -> None:
+    # 200 properties, or one 800-word summary: what passed the first chunk's size was lost
+    text = "---\n" + "".join(f"prop{i}: value{i}\n" for i in range(200)) + "summary: " + "word " * 800 + "END\n---\nx\n"
+    result = chunks(text, max_chars=200)
+    assert len(result) > 2 and all(len(c.text) <= 200 and c.start_line == 2 for c in result[:-1])
+    assert "prop199: value199" in "\n".join(c.text for c in result) and result[-2].text.endswith("END")
+    assert (result[-1].text, result[-1].start_line) == ("x", 204)
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "expected"),
+    [
+        ({"title": "T", "aliases": ["a"], "tags": ["t"], "publish": True, "permalink": "x/y"}, ""),
+        ({"cast": ["[[Rutger Hauer|Roy Batty actor]]", "[[Sean Young|sean young]]"]},
+         "cast: Roy Batty actor (Rutger Hauer), sean young"),
+        ({"url": "https://example.com", "site": "www.example.com", "flag": False, "empty": None}, ""),
+        ({"author": "[[Octavia Butler]]", "year": 1993}, "author: Octavia Butler\nyear: 1993"),
+        ({"place": {"city": "Kyoto", "lat": 35.0}}, "place: city Kyoto, lat 35.0"),
+        ({"deep": [[["too deep"]]]}, ""),
+        ({"description": "How sync handles conflicts"}, "description: How sync handles conflicts"),
+        ({"created": "{{date}}", "due": "<% tp.date.now() %>", "type": "Restaurants"}, "type: Restaurants"),
+    ],
+)
+def test_properties_text(frontmatter: dict[str, object], expected: str) -> None:
+    assert properties_text(frontmatter) == expected

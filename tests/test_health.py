@@ -284,6 +284,27 @@ def test_a_credential_in_a_file_name_is_never_in_the_report(demo_copy: Path, tmp
     assert section(result, "stale") == []
 
 
+def test_a_note_of_properties_alone_is_still_a_stub(tmp_path: Path) -> None:
+    # its properties are a chunk of their own (search finds it), but they are no text after the frontmatter
+    vault = tmp_path / "vault"
+    (vault / "References").mkdir(parents=True)
+    card = "---\ndirector: \"[[Ridley Scott]]\"\ncast: [\"[[Harrison Ford]]\", \"[[Rutger Hauer]]\"]\n" + \
+        "summary: A replicant hunter in a rainy Los Angeles questions what makes a person human.\n---\n"
+    (vault / "References" / "Blade Runner.md").write_text(card, encoding="utf-8")
+    (vault / "References" / "Alien.md").write_text(card + "Seen twice.\n", encoding="utf-8")
+    index = open_index(vault, tmp_path / "index")
+    try:
+        index.index()
+        result = health_pages.build_health(index, details=True)
+        assert int(str(index.status()["chunks"])) == 3  # a chunk of properties each, and "Seen twice."
+    finally:
+        index.close()
+    stubs = {i["path"]: i["message"] for i in section(result, "stub_notes")}
+    assert stubs == {"References/Blade Runner.md": "Only properties (frontmatter), no text.",
+                     "References/Alien.md": "Only 11 characters of text."}
+    assert section(result, "empty_notes") == []
+
+
 def test_without_a_model_or_notes(demo_copy: Path, tmp_path: Path) -> None:
     index = open_index(demo_copy, tmp_path / "lexical", load_model=False)
     try:

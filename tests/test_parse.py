@@ -316,6 +316,26 @@ def test_a_template_variable_written_bare_is_its_text(yaml_text: str, expected: 
     assert [(k.target, k.kind) for k in note.links] == [("Books", "frontmatter")]
 
 
+def test_a_credential_yaml_spells_only_once_read_is_redacted_and_found() -> None:
+    # the text is redacted before parsing, where a label and its value share a line; property values are
+    # stored, searched (a note's properties chunk) and served, so what YAML reads is redacted again
+    token = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ab"
+    text = (f'---\nx: "\\x67hp_{token}"\njoined: "ghp_{token[:10]}\\\n  {token[10:]}"\n'
+            "password:\n  - Tr0ub4dor&3xyzQ\napi_key: >\n  q8Wd7Zk2LmP4vN9xR3tY6uB1cE5hJ0aS\ntags:\n  - film\n---\n")
+    note = parse_note("n.md", text)
+    assert note.frontmatter == {"x": "[REDACTED:github]", "joined": "[REDACTED:github]",
+                                "password": ["[REDACTED:generic_secret]"], "api_key": "[REDACTED:generic_secret]\n",
+                                "tags": ["film"]}
+    assert [(f.kind, f.line) for f in note.findings] == [("github", 2), ("github", 3), ("generic_secret", 5),
+                                                         ("generic_secret", 7)]
+    assert token not in repr(note) and "Tr0ub4dor" not in repr(note)
+
+
+def test_ordinary_block_values_cost_one_look() -> None:
+    note = parse_note("n.md", '---\ntags:\n  - a\nauthor: "[[Octavia Butler]]"\n---\n')
+    assert note.frontmatter == {"tags": ["a"], "author": "[[Octavia Butler]]"} and note.findings == ()
+
+
 def test_control_characters_in_frontmatter_are_malformed() -> None:
     note = parse_note("n.md", "---\na: 1\nb: x\x00y\n---\nbody")
     assert note.frontmatter == {}

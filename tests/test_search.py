@@ -277,6 +277,20 @@ def test_search_sees_new_notes_without_reopening(tmp_path: Path, write_note: Wri
     assert index.search("gondola")["results"][0]["path"] == "b.md"  # snapshot reloaded on the new generation
 
 
+def test_a_note_of_properties_alone_is_found_by_its_title_and_its_values(tmp_path: Path, write_note: WriteNote) -> None:
+    # kepano's vault: a film card is its properties; no search found it, "Blade Runner" said "no answer"
+    write_note("References/Blade Runner.md", '---\ncategories:\n  - "[[Movies]]"\ndirector:\n  - "[[Ridley Scott]]"\n'
+               'cast:\n  - "[[Harrison Ford]]"\nyear: 1982\n---\n')
+    write_note("Notes/Garden.md", "# Garden\nTomatoes want sun and deep watering twice a week.\n")
+    index = open_index(tmp_path / "vault", tmp_path / "idx")
+    index.index()
+    for query in ("Blade Runner", "Harrison Ford", "Ridley Scott films"):
+        top = index.search(query)["results"][0]
+        assert (top["path"], top["start_line"]) == ("References/Blade Runner.md", 2), query
+    assert index.search("Harrison Ford")["band"] != "low"
+    assert "Harrison Ford" in index.search("Harrison Ford")["results"][0]["snippet"]
+
+
 def test_the_note_with_every_word_wins_in_every_mode(tmp_path: Path) -> None:
     """Graph and multi-section boosts are tie-breakers: they must not lift partial matches over it."""
     vault = tmp_path / "vault"

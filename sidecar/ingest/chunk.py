@@ -16,6 +16,10 @@ heading on that line included); when a tiny piece was folded in, the path of the
 larger part wins. Its `text` is the original lines
 `start_line..end_line`, except for the repeated table header and re-opened or
 closed fence lines described above, which are not in the line range.
+
+A note's properties become a chunk of their own, first, when they say more than
+its body (properties_text): their words, one line a property, over the lines of
+the frontmatter.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import hashlib
 import re
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -425,22 +430,102 @@ def content_hash(heading_path: tuple[str, ...], text: str, context: str) -> str:
 
 
 def chunk_note(note: ParsedNote, max_chars: int = Settings.chunk_chars, min_chars: int = 30) -> list[Chunk]:
-    """Chunks of the note body in order; an empty or blank body gives none."""
+    """Chunks of the note in order: its properties first when they say more than its body does (a
+    book or film card, a Bases catalogue entry: otherwise such a note was found by nothing, not even
+    its title), then its body. A note with neither gives none."""
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
     doc = _Doc(note, max_chars)
     pieces = _merge_tiny(doc, _with_paths(doc, _split(doc, 0, doc.count - 1, 0)), min_chars)
     context = note_context(note)
     first = note.body_start_line
+    spans = [(piece.path, piece.text, first + piece.start, first + piece.end) for piece in pieces]
+    # Title, aliases and tags are every chunk's context; a note with no body has none to carry them.
+    properties = properties_text(note.frontmatter, NOT_TEXT_PROPERTIES if spans else NO_WORDS_PROPERTIES)
+    # Only then: a chunk of properties beside a body of its own moved every shared dev set within noise,
+    # four of five down (docs/ranking.md), and their words in every chunk's context cost help-ko 0.04.
+    # A template's properties are a form to fill in, not what a note says.
+    if properties and len(note.body.strip()) < len(properties) and not is_template(note):
+        end = max(PROPERTIES_LINE, first - 2)  # the lines between the two "---"
+        spans[:0] = [((), text, PROPERTIES_LINE, end) for text in _packed_lines(properties, max_chars)]
     return [
-        Chunk(
-            ordinal=n,
-            heading_path=piece.path,
-            text=piece.text,
-            start_line=first + piece.start,
-            end_line=first + piece.end,
-            context=context,
-            content_hash=content_hash(piece.path, piece.text, context),
-        )
-        for n, piece in enumerate(pieces)
+        Chunk(ordinal=n, heading_path=path, text=text, start_line=start, end_line=end, context=context,
+              content_hash=content_hash(path, text, context))
+        for n, (path, text, start, end) in enumerate(spans)
     ]
+
+
+def is_template(note: ParsedNote) -> bool:
+    """A template (core Templates' `{{date}}`, `{{title}}`; Templater's `<% ... %>`) rather than a note."""
+    return _TEMPLATE_VALUE.search(note.body) is not None or any(
+        isinstance(value, str) and _TEMPLATE_VALUE.search(value) for value in _property_values(note.frontmatter))
+
+
+def _property_values(value: object, depth: int = 0) -> Iterator[object]:
+    if isinstance(value, dict | list) and depth <= MAX_PROPERTY_DEPTH:
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _property_values(item, depth + 1)
+    else:
+        yield value
+
+
+def _packed_lines(text: str, max_chars: int) -> list[str]:
+    """As many whole lines as fit in each piece; a longer line is cut (no property is lost past the first
+    chunk's size, as a 200-property card or an 800-word summary would be)."""
+    pieces: list[str] = []
+    current = ""
+    for line in text.split("\n"):
+        for start in range(0, max(len(line), 1), max_chars):
+            part = line[start:start + max_chars]
+            if current and len(current) + 1 + len(part) > max_chars:
+                pieces.append(current)
+                current = ""
+            current = f"{current}\n{part}" if current else part
+    return [*pieces, current] if current else pieces
+
+
+PROPERTIES_LINE = 2  # where the chunk of a note's properties starts: the line after the opening "---". No
+# body chunk of a note with properties starts there (its body starts on line 4 at the earliest).
+
+# Properties that carry no words of the note (classes, flags, the page's address), and those that are
+# every chunk's context already (title, aliases, tags).
+NO_WORDS_PROPERTIES = frozenset(("cssclass", "cssclasses", "publish", "permalink"))
+NOT_TEXT_PROPERTIES = NO_WORDS_PROPERTIES | {"title", "alias", "aliases", "tag", "tags"}
+_WIKILINK = re.compile(r"^!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]$")
+_URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//|^www\.", re.IGNORECASE)
+_TEMPLATE_VALUE = re.compile(r"\{\{[^{}]*\}\}|<%.*%>")  # `{{date}}`, Templater's `<% tp.date.now() %>`: filled in later
+MAX_PROPERTY_DEPTH = 2  # a list of lists is read; deeper structures are data, not words
+
+
+def properties_text(frontmatter: dict[str, object], left_out: frozenset[str] = NOT_TEXT_PROPERTIES) -> str:
+    """A note's properties as searchable lines, `director: Ridley Scott`: what a note made of
+    properties alone (a Bases catalogue, a book or film card) says. A link reads as the note it names
+    (and the text it shows); URLs, flags (true/false), a template's variables and the `left_out` keys
+    say nothing searchable."""
+    lines = []
+    for key, value in frontmatter.items():
+        if key.casefold() in left_out:
+            continue
+        words = ", ".join(_property_words(value))
+        if words:
+            lines.append(f"{key}: {words}")
+    return "\n".join(lines)
+
+
+def _property_words(value: object, depth: int = 0) -> list[str]:
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, list | dict):
+        if depth >= MAX_PROPERTY_DEPTH:
+            return []
+        if isinstance(value, dict):
+            return [f"{k} {w}" for k, v in value.items() for w in _property_words(v, depth + 1)]
+        return [w for item in value for w in _property_words(item, depth + 1)]
+    text = str(value).strip()
+    link = _WIKILINK.match(text)
+    if link:
+        target, shown = link.group(1).strip(), (link.group(2) or "").strip()
+        text = shown or target
+        if shown and target and shown.casefold() != target.casefold():
+            text = f"{shown} ({target})"
+    return [] if not text or _URL.match(text) or _TEMPLATE_VALUE.search(text) else [text]

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from sidecar.ingest.chunk import PROPERTIES_LINE
 from sidecar.store.reads import skipped_files
 
 
@@ -33,9 +34,11 @@ def link_rows(conn: sqlite3.Connection, note_ids: Iterable[int] | None) -> Itera
 
 
 def body_chars(conn: sqlite3.Connection, note_ids: Iterable[int] | None) -> Iterable[tuple[Any, ...]]:
-    """(note id, characters of its trimmed section bodies) of the notes (all: None)."""
-    return conn.execute(*only_notes("SELECT note_id, sum(length(trim(body))) FROM chunks", "note_id", note_ids,
-                                    " GROUP BY note_id"))
+    """(note id, characters of its trimmed section bodies) of the notes (all: None): the text after the
+    frontmatter, so the chunk of a note's properties does not count (properties alone make a stub)."""
+    text = ("SELECT note_id, sum(length(trim(body))) FROM (SELECT c.note_id, c.body FROM chunks c JOIN notes n"
+            f" ON n.id = c.note_id WHERE NOT (c.start_line = {PROPERTIES_LINE} AND n.frontmatter != '{{}}'))")
+    return conn.execute(*only_notes(text, "note_id", note_ids, " GROUP BY note_id"))
 
 
 def tag_rows(conn: sqlite3.Connection, note_ids: Iterable[int] | None) -> Iterable[tuple[Any, ...]]:

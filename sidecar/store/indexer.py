@@ -111,7 +111,9 @@ def prepare(vault: Vault, file: VaultFile, chunk_chars: int) -> Prepared:
         raise UnreadableNote("too deeply nested to parse") from exc
     if decoded.warnings:
         note = _with_warnings(note, decoded.warnings)
-    return Prepared(file, content_digest(decoded.text), note, chunks, redacted.findings,
+    seen = {f.line for f in redacted.findings}  # a line the raw text's redaction named already is not named twice
+    findings = redacted.findings + tuple(f for f in note.findings if f.line not in seen)
+    return Prepared(file, content_digest(decoded.text), note, chunks, findings,
                     decoded.text.count("\n") + 1, len(decoded.text))
 
 
