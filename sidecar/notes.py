@@ -43,7 +43,7 @@ class ParsedNote:
     body: str  # the text after the frontmatter (line structure kept)
     body_start_line: int  # 1-based file line of the first body line
     warnings: tuple[str, ...] = ()  # e.g. "malformed frontmatter: ..."
-    findings: tuple[Finding, ...] = ()  # credentials only the read frontmatter spells (parse._redact_read_values)
+    findings: tuple[Finding, ...] = ()  # credentials only the read frontmatter spells (redact.redact_read_values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,3 +133,20 @@ def test_emoji_are_searchable(index: VaultIndex, query: str, typed: bool) -> Non
     assert results and results[0]["path"] == "Emoji tasks.md", results
     marked = {results[0]["snippet"][s:e] for s, e in results[0]["highlights"]}
     assert query.rsplit(maxsplit=1)[-1] in marked, (marked, results[0]["snippet"])
+
+
+def test_a_rebuild_from_an_older_schema_keeps_none_of_the_old_text(tmp_path: Path) -> None:
+    # the old rows were redacted by older rules: dropped tables' pages and the WAL still held them
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Card.md").write_text("---\nlabel: card\n---\nplain words\n", encoding="utf-8")
+    first = open_index(vault, tmp_path / "index", load_model=False)
+    first.index()
+    marker = "oldtextzzqqxx" * 40  # what an older rule let through, stored in a row
+    first.store.conn.execute("UPDATE chunks SET body = ?", (marker,))
+    first.store.conn.execute("PRAGMA user_version = 1")
+    first.close()
+    again = open_index(vault, tmp_path / "index", load_model=False)
+    again.close()
+    for path in (tmp_path / "index").glob("index.sqlite3*"):
+        assert marker.encode() not in path.read_bytes(), path.name

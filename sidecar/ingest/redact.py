@@ -813,3 +813,59 @@ def redact(text: str) -> Redacted:
         findings += found
     # Stable sort: same-line findings keep their left-to-right order from the first pass.
     return Redacted(text=text, findings=tuple(sorted(findings, key=lambda f: f.line)))
+
+
+# A key whose value starts on a later line (`password:` then `  - hunter2...`, a folded `>` block).
+_VALUE_BELOW = re.compile(r":[ \t]*+(?:[|>][-+0-9]*+[ \t]*+)?(?:#[^\n]*+)?$", re.MULTILINE)
+_TOP_KEY = re.compile(r"^([^\s#:-][^:\n]*?)[ \t]*:", re.MULTILINE)
+
+
+def redact_read_values(data: dict[str, object], yaml_text: str) -> tuple[dict[str, object], list[Finding]]:
+    """`data`, a note's frontmatter as YAML read it from `yaml_text`, with credentials redacted, and where
+    they were. The note's text was redacted before parsing, where a credential and its label ("password:") share
+    a line. A value on the lines below its key, or spelt by a double-quoted escape ("\\x67hp_...", a
+    line joined by a trailing backslash), meets its label only once YAML reads it: the read values are
+    redacted again, each beside its key. One pass over them all first; value by value only if it finds one."""
+    if "\\" not in yaml_text and not _VALUE_BELOW.search(yaml_text):
+        return data, []
+    if not redact("\n".join(f"{key}: {value}" for key, value in _leaves(data, ""))).findings:
+        return data, []
+    lines = {m.group(1).strip().strip("'\""): yaml_text.count("\n", 0, m.start()) + 2
+             for m in _TOP_KEY.finditer(yaml_text)}
+    findings: list[Finding] = []
+
+    def clean(value: object, key: str, top: str) -> object:
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                name = str(clean(k, "", top or str(k)))  # a key is read alone, its values beside it
+                out[name] = clean(v, name, top or str(k))
+            return out
+        if isinstance(value, list):
+            return [clean(v, key, top) for v in value]
+        if not isinstance(value, str):
+            return value
+        labelled = f"{key}: " if key else ""
+        result = redact(f"{labelled}{value}")
+        findings.extend(Finding(f.kind, lines.get(top, 2)) for f in result.findings)
+        if not result.findings:
+            return value
+        return result.text[len(labelled):] if result.text.startswith(labelled) else \
+            f"[REDACTED:{result.findings[0].kind}]"
+
+    cleaned = clean(data, "", "")
+    assert isinstance(cleaned, dict)
+    return cleaned, findings
+
+
+def _leaves(value: object, key: str) -> Iterator[tuple[str, object]]:
+    """(nearest key, value) for every scalar, and (key, key) for every key: what redaction reads."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k), str(k)
+            yield from _leaves(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v, key)
+    elif isinstance(value, str):
+        yield key, value

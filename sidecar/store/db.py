@@ -331,6 +331,20 @@ def _apply_schema(conn: Any) -> None:
     drop = _drop_everything(conn) if 0 < version < SCHEMA_VERSION else ""
     # One script, one transaction: a crash mid-way leaves the previous schema intact.
     conn.executescript(f"BEGIN IMMEDIATE;\n{drop}{SCHEMA}\nPRAGMA user_version={SCHEMA_VERSION};\nCOMMIT;")
+    if drop:
+        _forget_dropped(conn)
+
+
+def _forget_dropped(conn: Any) -> None:
+    """The dropped tables' pages are free but still hold the old text, redacted by older rules (the WAL
+    holds them too): the file is rewritten from the empty schema and the WAL emptied, so nothing that
+    newer rules would have redacted outlives the rebuild. A reader holding the file open only delays it."""
+    try:
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except Exception as exc:  # busy or locked: the next rules change purges as usual
+        log.warning("could not compact the index after the rebuild (%s): its free pages keep old text "
+                    "until the next compaction", exc)
 
 
 def _drop_everything(conn: Any) -> str:
