@@ -126,7 +126,45 @@ def _as_written(node: Node) -> str:
     return str(node.value)
 
 
-class _BoundedLoader(_TemplateVariables, yaml.SafeLoader):
+# YAML 1.2's core schema, as Obsidian reads properties: PyYAML reads YAML 1.1, where `country: NO` and
+# `visited: yes` are booleans, `zip: 01234` is octal 668, `runtime: 1:57` is 117 (base 60), and a date
+# that does not exist (`day: 2024-02-30`) made the whole frontmatter malformed. Here they stay the text
+# typed, a number is decimal unless it says 0o or 0x, and a date is the text typed.
+_CORE_SCHEMA = (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    ("tag:yaml.org,2002:float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                                r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+.0123456789"),
+    ("tag:yaml.org,2002:merge", r"^<<$", "<"),
+)
+
+
+def _core_resolvers() -> dict[str | None, list[tuple[str, re.Pattern[str]]]]:
+    resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+    for tag, pattern, firsts in _CORE_SCHEMA:
+        for first in firsts:
+            resolvers.setdefault(first or None, []).append((tag, re.compile(pattern)))
+    return resolvers
+
+
+class _CoreSchema:
+    """YAML 1.2 core scalars for a loader (see _CORE_SCHEMA; its ints are read by _core_int)."""
+
+    yaml_implicit_resolvers = _core_resolvers()
+
+
+def _core_int(_loader: Any, node: Node) -> int:
+    """Decimal (leading zeros and all), or 0o / 0x: YAML 1.1's octal 0777 and base 60 are gone."""
+    text = str(node.value)
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    if digits.startswith(("0o", "0x")):
+        return sign * int(digits[2:], 8 if digits[1] == "o" else 16)
+    return sign * int(digits, 10)
+
+
+class _BoundedLoader(_CoreSchema, _TemplateVariables, yaml.SafeLoader):
     """SafeLoader that refuses more than a few aliases: aliases are how a tiny
     "billion laughs" document expands into a gigantic structure."""
 
@@ -142,6 +180,9 @@ class _BoundedLoader(_TemplateVariables, yaml.SafeLoader):
                 mark = event.start_mark
                 raise _FrontmatterError(f"more than {MAX_YAML_ALIASES} YAML aliases", mark.line if mark else 0)
         return super().compose_node(parent, index)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
 
 
 def _load_yaml(yaml_text: str) -> dict[str, object]:
@@ -179,8 +220,10 @@ def _markers_back(value: object) -> object:
 
 _C_SAFE_LOADER: type[yaml.CSafeLoader] | None = None
 if hasattr(yaml, "CSafeLoader"):
-    class _FastLoader(_TemplateVariables, yaml.CSafeLoader):
+    class _FastLoader(_CoreSchema, _TemplateVariables, yaml.CSafeLoader):
         """libyaml's parser with the same constructor rules as _BoundedLoader."""
+
+    _FastLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
 
     _C_SAFE_LOADER = _FastLoader
 

@@ -28,8 +28,8 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 6  # 2: the cjk column holds character bigrams; 3: chunks.template; 4: emoji in the cjk column;
 # 5: the folded forms of words unicode61 does not fold in the cjk column; 6: a bare template variable in
-# frontmatter (`created: {{date}}`) is read as text, and a note's properties are a chunk when they say more
-# than its body (an older index is rebuilt)
+# frontmatter (`created: {{date}}`) is read as text, properties are read by YAML 1.2's core schema, and a
+# note's properties are a chunk when they say more than its body (an older index is rebuilt)
 BUSY_TIMEOUT_MS = 5000  # the single writer commits in small transactions; 5 s covers a slow disk
 
 SCHEMA = """
