@@ -140,11 +140,12 @@ _CORE_SCHEMA = (
 )
 
 
-def _core_resolvers() -> dict[str | None, list[tuple[str, re.Pattern[str]]]]:
-    resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+def _core_resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    """By a scalar's first character, as PyYAML's Resolver looks them up ("" for the empty scalar)."""
+    resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
     for tag, pattern, firsts in _CORE_SCHEMA:
         for first in firsts:
-            resolvers.setdefault(first or None, []).append((tag, re.compile(pattern)))
+            resolvers.setdefault(first, []).append((tag, re.compile(pattern)))
     return resolvers
 
 
