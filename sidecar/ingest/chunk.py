@@ -28,12 +28,11 @@ import hashlib
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 
 from sidecar.config import Settings
-from sidecar.ingest.parse import FenceSpan, find_fences
+from sidecar.ingest.parse import FenceSpan, find_fences, property_link, property_strings
 from sidecar.notes import Chunk, ParsedNote
 
 # Heading levels that cut a section, tried in turn while it is too long.
@@ -458,15 +457,7 @@ def chunk_note(note: ParsedNote, max_chars: int = Settings.chunk_chars, min_char
 def is_template(note: ParsedNote) -> bool:
     """A template (core Templates' `{{date}}`, `{{title}}`; Templater's `<% ... %>`) rather than a note."""
     return _TEMPLATE_VALUE.search(note.body) is not None or any(
-        isinstance(value, str) and _TEMPLATE_VALUE.search(value) for value in _property_values(note.frontmatter))
-
-
-def _property_values(value: object, depth: int = 0) -> Iterator[object]:
-    if isinstance(value, dict | list) and depth <= MAX_PROPERTY_DEPTH:
-        for item in value.values() if isinstance(value, dict) else value:
-            yield from _property_values(item, depth + 1)
-    else:
-        yield value
+        _TEMPLATE_VALUE.search(value) for value in property_strings(note.frontmatter))
 
 
 def _packed_lines(text: str, max_chars: int) -> list[str]:
@@ -491,7 +482,6 @@ PROPERTIES_LINE = 2  # where the chunk of a note's properties starts: the line a
 # every chunk's context already (title, aliases, tags).
 NO_WORDS_PROPERTIES = frozenset(("cssclass", "cssclasses", "publish", "permalink"))
 NOT_TEXT_PROPERTIES = NO_WORDS_PROPERTIES | {"title", "alias", "aliases", "tag", "tags"}
-_WIKILINK = re.compile(r"^!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]$")
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//|^www\.", re.IGNORECASE)
 _TEMPLATE_VALUE = re.compile(r"\{\{[^{}]*\}\}|<%.*%>")  # `{{date}}`, Templater's `<% tp.date.now() %>`: filled in later
 MAX_PROPERTY_DEPTH = 2  # a list of lists is read; deeper structures are data, not words
@@ -522,9 +512,9 @@ def _property_words(value: object, depth: int = 0) -> list[str]:
             return [f"{k} {w}" for k, v in value.items() for w in _property_words(v, depth + 1)]
         return [w for item in value for w in _property_words(item, depth + 1)]
     text = str(value).strip()
-    link = _WIKILINK.match(text)
-    if link:
-        target, shown = link.group(1).strip(), (link.group(2) or "").strip()
+    link = property_link(text)
+    if link is not None:
+        target, shown = link.target, link.display or ""
         text = shown or target
         if shown and target and shown.casefold() != target.casefold():
             text = f"{shown} ({target})"

@@ -746,7 +746,7 @@ def _frontmatter_links(yaml_text: str, frontmatter: dict[str, object]) -> list[L
     for m in _WIKILINK.finditer(yaml_text):
         where[m.group(1)].append(lines.line_at(m.start()))
     links: list[Link] = []
-    for value in _strings(frontmatter):
+    for value in property_strings(frontmatter):
         for m in _WIKILINK.finditer(value):
             seen = where.get(m.group(1))
             line = seen.popleft() if seen else 2  # escaped or folded YAML string: first line
@@ -756,15 +756,22 @@ def _frontmatter_links(yaml_text: str, frontmatter: dict[str, object]) -> list[L
     return links
 
 
-def _strings(value: object) -> Iterator[str]:
+def property_strings(value: object) -> Iterator[str]:
+    """Every string among a frontmatter's values, at any depth (keys aside)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from property_strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from property_strings(item)
+
+
+def property_link(value: str) -> Link | None:
+    """A property value that is one wikilink (`"[[Ridley Scott|Scott]]"`, an embed too), as the body's are read."""
+    m = _WIKILINK.fullmatch(value.removeprefix("!"))
+    return None if m is None else _wikilink(m.group(1), "frontmatter", 0)
 
 
 # --- entry point -----------------------------------------------------------------
