@@ -39,6 +39,16 @@ def paths(report: dict[str, Any], section_id: str) -> set[str]:
 
 
 # ---- shape ----------------------------------------------------------------------------------------
+def fresh_report(vault: Path, index_dir: Path) -> dict[str, Any]:
+    """The whole report, with details, of the vault indexed afresh."""
+    index = open_index(vault, index_dir)
+    try:
+        index.index()
+        return health_pages.build_health(index, details=True)
+    finally:
+        index.close()
+
+
 def test_the_plain_report_keeps_the_protocol_contract(demo_index: VaultIndex) -> None:
     plain = demo_index.health()
     errors = [f"{'/'.join(map(str, e.path))}: {e.message}"
@@ -273,12 +283,7 @@ def test_a_credential_in_a_file_name_is_never_in_the_report(demo_copy: Path, tmp
     token = "ghp_" + "FILENAMEabcdefghijklmnopqrstuvwxyz0123"
     (demo_copy / "Reading" / f"key {token}.md").write_text("# x\n", encoding="utf-8")
     (demo_copy / "Private" / f"old {token}.md").write_text("# y\n", encoding="utf-8")  # excluded as well
-    index = open_index(demo_copy, tmp_path / "index")
-    try:
-        index.index()
-        result = health_pages.build_health(index, details=True)
-    finally:
-        index.close()
+    result = fresh_report(demo_copy, tmp_path / "index")
     assert token not in json.dumps(result)
     assert [i["path"] for i in section(result, "skipped")] == ["Reading/key [REDACTED:github].md"]
     assert section(result, "stale") == []
@@ -303,6 +308,32 @@ def test_a_note_of_properties_alone_is_still_a_stub(tmp_path: Path) -> None:
     assert stubs == {"References/Blade Runner.md": "Only properties (frontmatter), no text.",
                      "References/Alien.md": "Only 11 characters of text."}
     assert section(result, "empty_notes") == []
+
+
+def test_a_template_is_a_form_not_a_note(tmp_path: Path) -> None:
+    # kepano's vault: its 53 templates were 21 of 26 orphans, 30 of 45 notes nothing links to, 52 of 94 stubs
+    # and all 13 tags used once; "Daily Note Template" was the link suggested for a daily note
+    vault = tmp_path / "vault"
+    for folder in ("Templates", "Categories", "References", "Daily"):
+        (vault / folder).mkdir(parents=True)
+    (vault / "Templates" / "Movie Template.md").write_text(
+        "---\ncategories:\n  - \"[[Movies]]\"\ntags: [film]\ncreated: {{date}}\n---\n", encoding="utf-8")
+    (vault / "Templates" / "Daily Note Template.md").write_text(
+        "---\ntags: [daily]\n---\n## Notes\n\nWhat happened today, who I met, what I read.\n", encoding="utf-8")
+    (vault / "Categories" / "Movies.md").write_text("![[Movies.base]]\n", encoding="utf-8")
+    (vault / "References" / "Blade Runner.md").write_text(
+        "---\ncategories: [\"[[Movies]]\"]\n---\nA replicant hunter questions what makes a person human.\n",
+        encoding="utf-8")
+    (vault / "Daily" / "2024-01-02.md").write_text(
+        "## Notes\n\nWhat happened today: met Steph, read about replicants.\n", encoding="utf-8")
+    result = fresh_report(vault, tmp_path / "index")
+    everywhere = json.dumps({sid: section(result, sid) for sid in ("orphans", "no_inbound", "dead_ends", "clusters",
+                                                                   "stub_notes", "empty_notes", "tags_used_once")})
+    assert "Template" not in everywhere  # neither listed nor suggested
+    assert paths(result, "orphans") == {"Daily/2024-01-02.md"}
+    assert paths(result, "dead_ends") == {"Categories/Movies.md"}  # linked from Blade Runner, not from the template
+    assert paths(result, "no_inbound") == {"References/Blade Runner.md"}
+    assert paths(result, "stub_notes") == {"Categories/Movies.md", "References/Blade Runner.md", "Daily/2024-01-02.md"}
 
 
 def test_without_a_model_or_notes(demo_copy: Path, tmp_path: Path) -> None:

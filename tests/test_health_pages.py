@@ -176,6 +176,10 @@ def test_edits_that_keep_or_change_each_sections_inputs_equal_findings_from_scra
         ("a tag spelled anew", append(demo_copy, regex, "\n\n#home-lab #Recipe\n"), regex, graph + pairs, tags),
         ("a near-duplicate changed", replace_text(demo_copy, draft, "Chunking", "Splitting"), draft,
          graph[:3] + tags, pairs),  # its title too: clusters (which show titles) are found again
+        ("a note became a template", append(demo_copy, random, "\n\nCreated {{date}}.\n"), random, pairs,
+         ("orphans", "tags_used_once")),  # no link or tag of its own changed: the graph and tags counted anew
+        ("and a note again", replace_text(demo_copy, random, "Created {{date}}.", "Created today."), random, pairs,
+         ("orphans", "tags_used_once")),
     ]
     for kind, change, path, kept, anew in steps:
         before = current_findings(live)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from sidecar.config import Settings
-from sidecar.ingest.parse import FenceSpan, find_fences, property_link, property_strings
+from sidecar.ingest.parse import TEMPLATE_VARIABLE, FenceSpan, find_fences, is_template, property_link
 from sidecar.notes import Chunk, ParsedNote
 
 # Heading levels that cut a section, tried in turn while it is too long.
@@ -444,7 +444,7 @@ def chunk_note(note: ParsedNote, max_chars: int = Settings.chunk_chars, min_char
     # Only then: a chunk of properties beside a body of its own moved every shared dev set within noise,
     # four of five down (docs/ranking.md), and their words in every chunk's context cost help-ko 0.04.
     # A template's properties are a form to fill in, not what a note says.
-    if properties and len(note.body.strip()) < len(properties) and not is_template(note):
+    if properties and len(note.body.strip()) < len(properties) and not is_template(note.path, note.template_variables):
         end = max(PROPERTIES_LINE, first - 2)  # the lines between the two "---"
         spans[:0] = [((), text, PROPERTIES_LINE, end) for text in _packed_lines(properties, max_chars)]
     return [
@@ -452,12 +452,6 @@ def chunk_note(note: ParsedNote, max_chars: int = Settings.chunk_chars, min_char
               content_hash=content_hash(path, text, context))
         for n, (path, text, start, end) in enumerate(spans)
     ]
-
-
-def is_template(note: ParsedNote) -> bool:
-    """A template (core Templates' `{{date}}`, `{{title}}`; Templater's `<% ... %>`) rather than a note."""
-    return _TEMPLATE_VALUE.search(note.body) is not None or any(
-        _TEMPLATE_VALUE.search(value) for value in property_strings(note.frontmatter))
 
 
 def _packed_lines(text: str, max_chars: int) -> list[str]:
@@ -483,7 +477,6 @@ PROPERTIES_LINE = 2  # where the chunk of a note's properties starts: the line a
 NO_WORDS_PROPERTIES = frozenset(("cssclass", "cssclasses", "publish", "permalink"))
 NOT_TEXT_PROPERTIES = NO_WORDS_PROPERTIES | {"title", "alias", "aliases", "tag", "tags"}
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//|^www\.", re.IGNORECASE)
-_TEMPLATE_VALUE = re.compile(r"\{\{[^{}]*\}\}|<%.*%>")  # `{{date}}`, Templater's `<% tp.date.now() %>`: filled in later
 MAX_PROPERTY_DEPTH = 2  # a list of lists is read; deeper structures are data, not words
 
 
@@ -518,4 +511,4 @@ def _property_words(value: object, depth: int = 0) -> list[str]:
         text = shown or target
         if shown and target and shown.casefold() != target.casefold():
             text = f"{shown} ({target})"
-    return [] if not text or _URL.match(text) or _TEMPLATE_VALUE.search(text) else [text]
+    return [] if not text or _URL.match(text) or TEMPLATE_VARIABLE.search(text) else [text]

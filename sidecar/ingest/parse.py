@@ -606,6 +606,7 @@ class _BodyScan:
     block_ids: tuple[str, ...]
     tags: tuple[str, ...]
     links: tuple[Link, ...]
+    template_variables: bool  # a variable outside code: a note showing a template in a code block is a note
 
 
 def _capped(items: Iterable[_T], what: str, warnings: list[str]) -> list[_T]:
@@ -622,7 +623,8 @@ def _scan_body(body: str, start_line: int, warnings: list[str]) -> _BodyScan:
     ids = _capped(_unique(_block_ids(masked)), "block ids", warnings)
     tags = _capped(_unique(_inline_tags(masked), fold=True), "tags", warnings)
     links = _capped(_body_links(masked, start_line), "links", warnings)
-    return _BodyScan(tuple(headings), tuple(ids), tuple(tags), tuple(links))
+    return _BodyScan(tuple(headings), tuple(ids), tuple(tags), tuple(links),
+                     TEMPLATE_VARIABLE.search(masked) is not None)
 
 
 def _headings(masked: str, body: str, start_line: int) -> Iterator[Heading]:
@@ -798,4 +800,20 @@ def parse_note(path: str, text: str) -> ParsedNote:
         body_start_line=split.body_start_line,
         warnings=tuple(warnings),
         findings=tuple(findings),
+        template_variables=scan.template_variables or any(
+            TEMPLATE_VARIABLE.search(value) for value in property_strings(frontmatter)),
     )
+
+
+# --- templates -------------------------------------------------------------------
+
+TEMPLATE_VARIABLE = re.compile(r"\{\{[^{}]*\}\}|<%.*%>")  # `{{date}}`, Templater's `<% tp.date.now() %>`
+_TEMPLATE_NAME = re.compile(r"(?:^|\s)template$", re.IGNORECASE)
+
+
+def is_template(path: str, template_variables: bool) -> bool:
+    """A template (a form to fill in, not a note): it holds a variable (core Templates' `{{date}}`,
+    Templater's `<% ... %>`) outside code, or its file is named "... Template" (kepano's vault names all 53
+    so; half hold no variable). Obsidian's templates folder setting lives in `.obsidian/`, never read."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    return template_variables or _TEMPLATE_NAME.search(stem) is not None

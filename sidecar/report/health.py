@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from sidecar.ingest.embed import unit_rows
 from sidecar.ingest.linkres import PathIndex
+from sidecar.ingest.parse import is_template
 from sidecar.retrieve.related import RelatedWeights, related_score
 from sidecar.store import health_reads as reads
 from sidecar.store.reads import attachment_paths
@@ -96,6 +97,9 @@ RULES = [
     "related notes do: meaning, plus links here and shared tags. Suggestions are made for the first "
     f"{SUGGEST_ITEMS} items of a section; every item is listed and counted.",
     "Clusters: groups of notes connected by links (either direction) that are not connected to the largest group.",
+    "Templates (a note holding {{date}}-style or <% %> variables outside code, or named '... Template') are "
+    "forms, not notes: they are never orphans, dead ends, stubs or empty, their links connect no notes, their "
+    "tags are not 'used once', and no note is told to link to one.",
     "Stale: notes whose size or modification time on disk differ from the index, or that are on disk but "
     "not in the index, or in the index but gone from disk.",
 ]
@@ -135,6 +139,7 @@ class NoteRow:
     has_frontmatter: bool
     size: int
     mtime_ns: int
+    template: bool = False  # a form to fill in (parse.is_template): no orphan, stub or link suggestion, its links no edges
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,9 +155,13 @@ class LinkRow:
 
 
 def note_target(link: LinkRow, notes: dict[int, NoteRow]) -> int | None:
-    """The note the link joins its source to in the graph, or None: attachments and self-links join none."""
+    """The note the link joins its source to in the graph, or None: attachments, self-links and a
+    template's links join none (a Movie Template's `categories: [[Movies]]` is no reader's path)."""
     target = link.target_id
-    return target if target is not None and target != link.source_id and target in notes else None
+    if target is None or target == link.source_id or target not in notes or notes[target].template:
+        return None
+    source = notes.get(link.source_id)
+    return None if source is None or source.template else target
 
 
 @dataclass(frozen=True)
@@ -209,6 +218,11 @@ class Context:
         return load_body_chars(self.conn)
 
     @cached_property
+    def linkable(self) -> list[int]:
+        """The notes the graph's sections look at, in path order: all but templates."""
+        return [n for n, note in self.notes.items() if not note.template]
+
+    @cached_property
     def vectors(self) -> NoteVectors:
         snap = self.index.snapshot()
         return note_vectors(*snap.live_vectors())
@@ -221,7 +235,7 @@ class Context:
     def clusters(self) -> list[list[int]]:
         """Groups of notes connected by links, largest first."""
         out, _into = self.edges
-        return components(self.notes, ((a, b) for a, targets in out.items() for b in targets))
+        return components(self.linkable, ((a, b) for a, targets in out.items() for b in targets))
 
     @cached_property
     def unresolved(self) -> Unresolved:
@@ -299,6 +313,13 @@ class Context:
         return by_name, NameMatcher(by_name)
 
     @cached_property
+    def template_rows(self) -> npt.NDArray[np.int64]:
+        """The vector rows of templates: never suggested as a note to link to."""
+        nv = self.vectors
+        return np.array([i for i, n in enumerate(nv.ids.tolist()) if n in self.notes and self.notes[n].template],
+                        dtype=np.int64)
+
+    @cached_property
     def tag_rows(self) -> dict[str, npt.NDArray[np.int64]]:
         """tag -> the vector rows of the notes carrying it."""
         rows: dict[str, list[int]] = defaultdict(list)
@@ -330,6 +351,7 @@ class Context:
             score = suggestion_scores(sims, links_here, tag_counts)
             has_row = rows >= 0
             score[np.flatnonzero(has_row), rows[has_row]] = -np.inf  # never the note itself
+            score[:, self.template_rows] = -np.inf  # nor a template
             for note_id, best in zip(block, best_rows_each(score, SUGGESTIONS), strict=True):
                 out[note_id] = [self.ref(int(nv.ids[j]), float(score_j)) for j, score_j in best]
         return out
@@ -344,7 +366,8 @@ def load_notes(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) 
         has_frontmatter = bool(r[9]) or any(MALFORMED in w.lower() for w in warnings)
         notes[int(r[0])] = NoteRow(int(r[0]), r[1], r[2], tuple(json.loads(r[3])),
                                    tuple((int(h[0]), str(h[1]), int(h[2])) for h in json.loads(r[4])),
-                                   tuple(json.loads(r[5])), warnings, has_frontmatter, int(r[7]), int(r[8]))
+                                   tuple(json.loads(r[5])), warnings, has_frontmatter, int(r[7]), int(r[8]),
+                                   is_template(r[1], bool(r[10])))
     return notes
 
 
@@ -601,19 +624,19 @@ DEAD_END_FIX = "Link it to related notes"
 
 def _orphans(ctx: Context) -> list[Item]:
     out, into = ctx.edges
-    return _unlinked(ctx, [n for n in ctx.notes if not out.get(n) and not into.get(n)],
+    return _unlinked(ctx, [n for n in ctx.linkable if not out.get(n) and not into.get(n)],
                      "No link to or from any other note.", ORPHAN_FIX)
 
 
 def _no_inbound(ctx: Context) -> list[Item]:
     out, into = ctx.edges
-    return _unlinked(ctx, [n for n in ctx.notes if not into.get(n) and out.get(n)],
+    return _unlinked(ctx, [n for n in ctx.linkable if not into.get(n) and out.get(n)],
                      "No other note links here, so it is reachable only by search.", NO_INBOUND_FIX)
 
 
 def _dead_ends(ctx: Context) -> list[Item]:
     out, into = ctx.edges
-    return _unlinked(ctx, [n for n in ctx.notes if not out.get(n) and into.get(n)],
+    return _unlinked(ctx, [n for n in ctx.linkable if not out.get(n) and into.get(n)],
                      "Links to no other note: reading stops here.", DEAD_END_FIX)
 
 
@@ -978,14 +1001,14 @@ def _near_duplicates(ctx: Context) -> list[Item]:
 def _empty_notes(ctx: Context) -> list[Item]:
     # Empty means nothing at all (the "Untitled" a click leaves behind); properties without text is a stub.
     return [Item(n.path, "The note is empty.", "Write something in it, or delete it.")
-            for n in ctx.notes.values() if ctx.body_chars.get(n.id, 0) == 0 and not n.has_frontmatter]
+            for n in ctx.notes.values() if ctx.body_chars.get(n.id, 0) == 0 and not n.has_frontmatter and not n.template]
 
 
 def _stub_notes(ctx: Context) -> list[Item]:
     items = []
     for note in ctx.notes.values():
         chars = ctx.body_chars.get(note.id, 0)
-        if chars >= STUB_CHARS or (chars == 0 and not note.has_frontmatter):
+        if chars >= STUB_CHARS or (chars == 0 and not note.has_frontmatter) or note.template:
             continue
         message = (f"Only {_plural(chars, 'character')} of text." if chars else
                    "Only properties (frontmatter), no text.")
@@ -1034,13 +1057,15 @@ def _tag_usage(ctx: Context) -> dict[str, dict[str, set[int]]]:
 def _tags_used_once(ctx: Context) -> list[Item]:
     usage = ctx.tag_usage
     spread = {t: len(set().union(*sp.values())) for t, sp in usage.items()}
+    # A template's tag is there to be used again by every note made from it.
+    planned = {t for t, sp in usage.items() if any(ctx.notes[n].template for n in set().union(*sp.values()))}
     # A once-used tag that is a spelling variant of a used one (#todos next to #todo) says which to use.
     variants: dict[str, str] = {}
     for tag_lower in sorted(usage, key=lambda t: spread[t]):
         variants[tag_key(tag_lower)] = tag_lower
     items = []
     for tag_lower, spellings in sorted(usage.items()):
-        if spread[tag_lower] != 1:
+        if spread[tag_lower] != 1 or tag_lower in planned:
             continue
         better = variants.get(tag_key(tag_lower), tag_lower)
         fix = (f"Use #{better} instead (the same tag, spelled as in {_plural(spread[better], 'note')})."

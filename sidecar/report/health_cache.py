@@ -104,6 +104,7 @@ class Delta:
     moved: set[int]  # notes whose note vector was computed again
     disk_paths: set[str] | None  # paths whose file on disk may differ; None: the files left out changed too
     names_same: bool  # no path came, went or moved, and no changed note's file name, title or alias changed
+    templates_same: bool  # no changed note became a template or stopped being one (its links and tags count anew)
 
 
 @dataclass
@@ -264,7 +265,9 @@ def _advanced(index: IndexView, kept: Kept, snap: Snapshot, signatures: dict[int
         "body_chars": _replaced(old["body_chars"], changed, load_body_chars(conn, present)),
         "tags": _replaced(old["tags"], changed, load_tags(conn, present)),
     }
-    edges_changed = structural or "edges" not in old
+    templates_same = all(old["notes"][n].template == notes[n].template for n in changed
+                         if n in old["notes"] and n in notes)
+    edges_changed = structural or not templates_same or "edges" not in old
     if not edges_changed:
         loaded["edges"], edges_changed = _followed_edges(old["edges"], links_by_source, reread, notes)
         if not edges_changed and "clusters" in old:
@@ -284,7 +287,7 @@ def _advanced(index: IndexView, kept: Kept, snap: Snapshot, signatures: dict[int
     if not structural and "file_name_counts" in old:
         loaded["file_name_counts"] = old["file_name_counts"]
     loaded["disk"], scanned_at, walk, disk_paths = _followed_disk(index, kept, old.get("disk"), changed, signatures)
-    delta = Delta(changed, reread | changed, structural, edges_changed, moved, disk_paths, names_same)
+    delta = Delta(changed, reread | changed, structural, edges_changed, moved, disk_paths, names_same, templates_same)
     return loaded, (links_by_source, resolution, snap, vector_rows, scanned_at, walk), delta
 
 
@@ -372,7 +375,7 @@ def _kept_sections(ctx: Context, kept: Kept, delta: Delta, same_left_out: bool) 
         known.update((sid, old[sid]) for sid in GRAPH_SECTIONS)
         if delta.names_same:
             known["clusters"] = old["clusters"]  # its items show titles
-    if all(before["tags"].get(n) == ctx.tags.get(n) for n in delta.changed):
+    if delta.templates_same and all(before["tags"].get(n) == ctx.tags.get(n) for n in delta.changed):
         known.update((sid, old[sid]) for sid in TAG_SECTIONS)
     if not _pairs_touched(before, ctx, delta.moved):
         known["near_duplicates"] = old["near_duplicates"]

@@ -20,10 +20,10 @@ def only_notes(sql: str, column: str, note_ids: Iterable[int] | None, order: str
 
 
 def note_rows(conn: sqlite3.Connection, note_ids: Iterable[int] | None) -> Iterable[tuple[Any, ...]]:
-    """(id, path, title, aliases, headings, block_ids, warnings (JSON), size, mtime_ns, has frontmatter)
-    of the notes (all: None), in path order."""
+    """(id, path, title, aliases, headings, block_ids, warnings (JSON), size, mtime_ns, has frontmatter,
+    template variables) of the notes (all: None), in path order."""
     return conn.execute(*only_notes("SELECT id, path, title, aliases, headings, block_ids, warnings, size, mtime_ns,"
-                                    " frontmatter != '{}' FROM notes", "id", note_ids, " ORDER BY path"))
+                                    " frontmatter != '{}', template_variables FROM notes", "id", note_ids, " ORDER BY path"))
 
 
 def link_rows(conn: sqlite3.Connection, note_ids: Iterable[int] | None) -> Iterable[tuple[Any, ...]]:

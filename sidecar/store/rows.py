@@ -168,20 +168,20 @@ class Store:
             json.dumps(note.frontmatter, ensure_ascii=False, default=str), json.dumps(list(note.aliases), ensure_ascii=False),
             json.dumps([[h.level, h.text, h.line] for h in note.headings], ensure_ascii=False),
             json.dumps(list(note.block_ids)), json.dumps(list(note.warnings), ensure_ascii=False),
-            file.size, file.mtime_ns, content_hash, chars, lines, time.time(),
+            file.size, file.mtime_ns, content_hash, chars, lines, time.time(), int(note.template_variables),
         )
         note_id = note_id_at(self.conn, file.path)
         if note_id is None:
             cur = self.conn.execute(
                 "INSERT INTO notes(path, path_lower, name_lower, title, frontmatter, aliases, headings, block_ids,"
-                " warnings, size, mtime_ns, content_hash, chars, lines, indexed_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values)
+                " warnings, size, mtime_ns, content_hash, chars, lines, indexed_at, template_variables)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values)
             self._paths_changed()
             return int(cur.lastrowid or 0)
         self.conn.execute(
             "UPDATE notes SET path=?, path_lower=?, name_lower=?, title=?, frontmatter=?, aliases=?, headings=?,"
-            " block_ids=?, warnings=?, size=?, mtime_ns=?, content_hash=?, chars=?, lines=?, indexed_at=?"
-            " WHERE id = ?", (*values, note_id))
+            " block_ids=?, warnings=?, size=?, mtime_ns=?, content_hash=?, chars=?, lines=?, indexed_at=?,"
+            " template_variables=? WHERE id = ?", (*values, note_id))
         return note_id
 
     def _replace_children(self, note_id: int, note: ParsedNote, findings: Sequence[Finding]) -> None:
