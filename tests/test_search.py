@@ -163,6 +163,34 @@ def test_related_uses_the_unsaved_buffer(demo_index: VaultIndex) -> None:
     assert any(r["path"].startswith("Hobbies/Bouldering/") and not r["already_linked"] for r in edited["results"])
 
 
+def test_a_template_is_no_related_note_but_to_another_template(tmp_path: Path) -> None:
+    # kepano's vault: four of the seven notes related to "Movies" were its templates (they link to it)
+    vault = tmp_path / "vault"
+    for folder in ("Categories", "Templates", "References"):
+        (vault / folder).mkdir(parents=True)
+    (vault / "Categories" / "Movies.md").write_text("Films I have seen and want to see.\n", encoding="utf-8")
+    (vault / "Templates" / "Movie Template.md").write_text(
+        "---\ncategories: [\"[[Movies]]\"]\ncreated: {{date}}\n---\n## Review\n\nWhat I thought of the film.\n")
+    (vault / "Templates" / "Show Template.md").write_text(
+        "---\ncategories: [\"[[Movies]]\"]\n---\n## Review\n\nWhat I thought of the show.\n")
+    (vault / "References" / "Blade Runner.md").write_text(
+        "---\ncategories: [\"[[Movies]]\"]\n---\n## Review\n\nWhat I thought of the film: rain, replicants.\n")
+    index = open_index(vault, tmp_path / "index")
+    try:
+        index.index()
+        assert [r["path"] for r in index.related(path="Categories/Movies.md")["results"]] == \
+            ["References/Blade Runner.md"]
+        assert {r["path"] for r in index.related(path="Templates/Movie Template.md")["results"]} == \
+            {"Templates/Show Template.md", "References/Blade Runner.md", "Categories/Movies.md"}
+        buffer = "---\ncategories: [\"[[Movies]]\"]\n---\n## Review\n\nWhat I thought of the film.\n"
+        assert [r["path"] for r in index.related(path="References/Alien.md", text=buffer)["results"]][:1] == \
+            ["References/Blade Runner.md"]
+        assert "Templates/Show Template.md" not in \
+            [r["path"] for r in index.related(path="References/Alien.md", text=buffer)["results"]]
+    finally:
+        index.close()
+
+
 @pytest.mark.parametrize("spelling", ["./Home.md", "Home.md/"])
 def test_related_reads_a_path_as_note_links_does(demo_index: VaultIndex, spelling: str) -> None:
     assert demo_index.related(path=spelling)["source_path"] == "Home.md"

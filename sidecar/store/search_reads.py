@@ -105,10 +105,11 @@ def chunk_note_ids(conn: sqlite3.Connection, chunk_ids: Collection[int]) -> list
 
 
 def note_rows(conn: sqlite3.Connection, note_ids: Collection[int]) -> dict[int, dict[str, Any]]:
-    """note id -> {path, title, aliases, mtime_ns} of the notes that still exist."""
-    rows = conn.execute("SELECT id, path, title, aliases, mtime_ns FROM notes WHERE id IN (SELECT value FROM json_each(?))",
-                        (json_ids(note_ids),))
-    return {int(r[0]): {"path": r[1], "title": r[2], "aliases": json.loads(r[3]), "mtime_ns": r[4]} for r in rows}
+    """note id -> {path, title, aliases, mtime_ns, template_variables} of the notes that still exist."""
+    rows = conn.execute("SELECT id, path, title, aliases, mtime_ns, template_variables FROM notes"
+                        " WHERE id IN (SELECT value FROM json_each(?))", (json_ids(note_ids),))
+    return {int(r[0]): {"path": r[1], "title": r[2], "aliases": json.loads(r[3]), "mtime_ns": r[4],
+                        "template_variables": bool(r[5])} for r in rows}
 
 
 # ---- related notes (a note by its path: reads.note_id_at) ----------------------------------------
