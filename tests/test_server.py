@@ -286,6 +286,21 @@ def test_sigterm_exits_cleanly(tmp_path: Path) -> None:
     assert server.proc.wait(timeout=20) == 0
 
 
+def test_a_stop_while_the_model_loads_exits_at_once_with_its_status() -> None:
+    """A SIGTERM during start-up left the model's files loading on their daemon thread, which the
+    interpreter's exit ended inside the tokenizers' Rust code: SIGABRT ("FATAL: exception not rethrown")
+    once in a full run on a busy machine, where 0 was due. Such a thread alive, serve exits at once."""
+    script = ("import threading, time\n"
+              "from sidecar.commands.server import MODEL_THREAD, exited\n"
+              "assert exited(0) == 0\n"  # no such thread: the status is returned
+              "threading.Thread(target=time.sleep, args=(60,), name=MODEL_THREAD, daemon=True).start()\n"
+              "exited(3)\n"
+              "print('not reached', flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout) == (3, "")
+
+
 def alive(pid: int) -> bool:
     """Running, not merely a zombie waiting for whoever adopted it to reap it."""
     try:

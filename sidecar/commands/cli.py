@@ -372,13 +372,13 @@ def _related_options(cmd: argparse.ArgumentParser) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
-    from sidecar.commands.server import ServeOptions, serve  # noqa: PLC0415  (aiohttp/uvicorn load only here)
+    from sidecar.commands.server import ServeOptions, exited, serve  # noqa: PLC0415  (aiohttp/uvicorn load only here)
 
     settings = _index_settings(args)  # refused before the index folder is made
     options = ServeOptions(rpc_port=args.rpc_port, mcp_port=None if args.no_mcp else args.mcp_port,
                            watch=not args.no_watch, exit_with_parent=not args.no_parent_watch,
                            **({"reconcile_seconds": args.reconcile_seconds} if args.reconcile_seconds else {}))
-    return asyncio.run(serve(settings, options))
+    return exited(asyncio.run(serve(settings, options)))
 
 
 def _serve_options(cmd: argparse.ArgumentParser) -> None:

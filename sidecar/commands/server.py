@@ -322,8 +322,23 @@ def _read_model_aside(core: VaultIndex) -> Future[LoadedModel]:
         except BaseException as exc:  # the waiter reports it (_vectors_loaded logs it)
             files.set_exception(exc)
 
-    threading.Thread(target=read, name="model-files", daemon=True).start()
+    threading.Thread(target=read, name=MODEL_THREAD, daemon=True).start()
     return files
+
+
+MODEL_THREAD = "model-files"
+
+
+def exited(code: int) -> int:
+    """The serve command's exit status, exiting at once while the model's files still load on their daemon
+    thread: the interpreter's exit ends such a thread inside the tokenizers' Rust code, and that aborts the
+    process (SIGABRT, "FATAL: exception not rethrown") where a SIGTERM during start-up must exit 0."""
+    if any(t.name == MODEL_THREAD and t.is_alive() for t in threading.enumerate()):
+        logging.shutdown()  # every handler flushed: os._exit skips what the interpreter's exit would do
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _model_first(core: VaultIndex, files: Future[LoadedModel],
