@@ -433,6 +433,36 @@ def test_generic_quoted_passphrase_and_trailing_punctuation() -> None:
     assert prose.text == "The wifi password: [REDACTED:generic_secret]. Ask Sam for the other one."
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("pass: s3cretPass!", "pass: [REDACTED:generic_secret]"),  # its last character was left in clear
+        ("my password: s3cretPass!?", "my password: [REDACTED:generic_secret]"),
+        ("The wifi password is: BlueOcean!2024", "The wifi password is: [REDACTED:password]"),
+        ("senha: MinhaSenha#99", "senha: [REDACTED:password]"),  # pt-BR users wrote their passwords so
+        ("a senha do wifi é MinhaSenha#99", "a senha do wifi é [REDACTED:password]"),
+        ("Kennwort für das WLAN: Sonne!2024x", "Kennwort für das WLAN: [REDACTED:password]"),
+        ("contraseña: Girasol!2024", "contraseña: [REDACTED:password]"),
+        ("mot de passe : Tournesol!2024x", "mot de passe : [REDACTED:password]"),
+        ("пароль: Solnce!2024", "пароль: [REDACTED:password]"),
+        ("Wi-Fiのパスワードは Himitsu2024", "Wi-Fiのパスワードは [REDACTED:password]"),
+        ("비밀번호: Bimil!2024x", "비밀번호: [REDACTED:password]"),
+        ("密码是 abc123!x", "密码是 [REDACTED:password]"),
+    ],
+)
+def test_a_password_under_its_name_in_any_language(text: str, expected: str) -> None:
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "A senha é obrigatória.", "A senha do cofre é necessária para sincronizar.", "senha: `********`",
+    "Passwortmanager: Bitwarden2", "パスワードは大文字と小文字を区別します。", "Mot de passe : oublié ?",
+    "비밀번호는 8자 이상이어야 합니다.", "senha: 12345678",
+])
+def test_words_about_passwords_in_any_language_are_no_password(text: str) -> None:
+    assert redact(text).text == text
+
+
 def test_findings_give_lines_not_values() -> None:
     rng = random.Random(11)
     values = [f"ghp_{_rand(rng, ALNUM, 36)}", f"npm_{_rand(rng, ALNUM, 36)}", f"hf_{_rand(rng, LETTERS, 34)}"]

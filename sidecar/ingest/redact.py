@@ -216,6 +216,11 @@ def _prose_password_ok(value: str) -> bool:
     return mixed >= 2 and not _is_placeholder(value) and not _wordlike(value) and not _PATH_OR_URL.match(value)
 
 
+def _told_password_ok(value: str) -> bool:
+    """As _prose_password_ok, and written in Latin script: "パスワードは大文字と小文字を区別します" is prose."""
+    return _prose_password_ok(value) and not any(ord(c) >= 0x2E80 for c in value)
+
+
 def _curl_user(m: re.Match[str]) -> Span | None:
     user, password = m.group("u"), m.group("s")
     if user.isdigit() and password.isdigit():
@@ -320,7 +325,11 @@ def _generic(m: re.Match[str]) -> Span | None:
     if key_class is None:
         return None
     quoted = start != raw_start
-    return (start, end) if _generic_value_ok(m.string[start:end], quoted, key_class) else None
+    if not _generic_value_ok(m.string[start:end], quoted, key_class):
+        return None
+    while end < raw_end and m.string[end] in "!?":  # "pass: s3cretPass!" may end in either: not left in clear
+        end += 1
+    return start, end
 
 
 def _aws_named(m: re.Match[str]) -> Span | None:
@@ -571,9 +580,19 @@ _RULES: tuple[_Rule, ...] = (
           lambda m: (m.start() - 4, m.end()) if _token_ok(m.string[m.start() - 4 : m.end()]) else None),
     # A password told in prose: "the wifi password is Otter-wsnE37-93" ("password = x" is generic_secret).
     _Rule("password", _P_GENERIC + 1,
-          re.compile(r"(?i)(?<![\w-])(?:password|passphrase|passcode|pin|pwd)[ \t]+(?:is|was)[ \t]+"
+          re.compile(r"(?i)(?<![\w-])(?:password|passphrase|passcode|pin|pwd)[ \t]+(?:is|was):?[ \t]+"
                      r"[\"'`]?(?P<s>[^\s\"'`]{6,64}+)"),
           _when(_prose_password_ok), ("pass", "pin", "pwd")),
+    # A password under its name in another language, after a colon or told ("senha: MinhaSenha#99",
+    # "a senha do wifi é MinhaSenha#99", "Passwort: Geheim!2024x", "パスワードはHimitsu2024"): key names are
+    # read in English above. Up to three words may qualify the name ("do wifi", "für das WLAN").
+    _Rule("password", _P_GENERIC + 1,
+          re.compile(r"(?i)(?:(?<![\w-])(?:senha|contrase[ñn]a|mot[ \t]de[ \t]passe|passwort|kennwort|wachtwoord"
+                     r"|has[łl]o|parola|пароль)|パスワード|비밀번호|密码|密碼|口令|暗証番号)"
+                     r"(?:[ \t]+[^\s:=：]{1,20}){0,3}?[ \t]*(?:[:=：]|[ \t](?:é|era|ist|war|est|était|es|è)(?=[ \t])"
+                     r"|は|는|은|是|为|為)[ \t]*[\"'`]?(?P<s>[^\s\"'`]{6,64}+)"),
+          _when(_told_password_ok), ("senha", "contrase", "passe", "passwort", "kennwort", "wachtwoord", "has",
+                                     "parola", "пароль", "パスワード", "비밀번호", "密码", "密碼", "口令", "暗証番号")),
     # The MySQL/MariaDB clients take a password glued to -p ("mysql -u root -pMyRootPw99").
     _Rule("password", _P_GENERIC + 1,
           re.compile(r"(?i)(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)[ \t][^\n]{0,200}?"
