@@ -1,3 +1,5 @@
+import unicodedata
+
 from sidecar.ingest.linkres import PathIndex
 
 PATHS = [
@@ -63,3 +65,12 @@ def test_same_note_heading_link_points_at_the_source() -> None:
 
 def test_unresolved() -> None:
     assert resolve("No Such Note") == (None, False)
+
+
+def test_a_link_typed_decomposed_finds_its_note() -> None:
+    # macOS writes names decomposed (NFD): "プラグイン設定" pasted from Finder was a broken link to the NFC file
+    index = PathIndex(["プラグイン/プラグイン設定.md", "Café/Crème brûlée.md"])
+    for target in ("プラグイン設定", "Crème brûlée", "café/crème brûlée.md"):
+        decomposed = unicodedata.normalize("NFD", target)
+        assert decomposed != target
+        assert index.resolve(decomposed, "Home.md").path is not None, target

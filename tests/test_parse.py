@@ -336,6 +336,13 @@ def test_a_template_is_a_variable_outside_code_or_its_name(path: str, text: str,
     assert is_template(note.path, note.template_variables) is template
 
 
+def test_a_link_a_template_fills_in_is_no_link() -> None:
+    # obsidian-hub's daily log template: [[<% tp.date.yesterday(...) %>]] was a broken link, "create a note named <%..."
+    note = parse_note("Templates/Daily.md", '---\nup: "[[{{date:YYYY}}]]"\n---\n'
+                      '[[<% tp.date.yesterday("YYYY-MM-DD -- dddd") %>]], [x]({{title}}.md) and [[Real]]\n')
+    assert [(k.target, k.kind) for k in note.links] == [("Real", "link")]
+
+
 def test_a_credential_yaml_spells_only_once_read_is_redacted_and_found() -> None:
     # the text is redacted before parsing, where a label and its value share a line; property values are
     # stored, searched (a note's properties chunk) and served, so what YAML reads is redacted again

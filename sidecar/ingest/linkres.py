@@ -1,6 +1,7 @@
 """Link resolution the way Obsidian does it. Pure: works on a list of vault paths.
 
-Rules (documented in docs/links.md), all case-insensitive:
+Rules (documented in docs/links.md), all case-insensitive and in Unicode's composed form (NFC), as vault
+paths are: a link typed on macOS (NFD, "プラグイン設定" pasted from Finder) finds its note.
 1. `./x` and `../x` resolve against the linking note's folder.
 2. An exact vault path, with or without `.md`, from the vault root.
 3. A target with a folder (`folder/Note`) also matches as a path suffix (`a/folder/Note.md`);
@@ -13,6 +14,7 @@ Rules (documented in docs/links.md), all case-insensitive:
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -38,7 +40,7 @@ class PathIndex:
                 self._by_name[name[:-3]].append(path)
 
     def resolve(self, target: str, source: str, kind: str = "link") -> Resolution:
-        raw = target.strip().replace("\\", "/")  # markdown targets arrive percent-decoded from the parser
+        raw = unicodedata.normalize("NFC", target.strip()).replace("\\", "/")  # markdown targets: percent-decoded
         if not raw:
             return Resolution(source)  # [[#Heading]] points at the note itself
         low = raw.lower()

@@ -709,7 +709,7 @@ def _wikilink(inner: str, kind: LinkKind, line: int) -> Link | None:
         target_part = target_part[:-1]
     target, _, anchor = target_part.partition("#")
     target, anchor = target.strip(), anchor.strip()
-    if not target and not anchor:
+    if (not target and not anchor) or TEMPLATE_VARIABLE.search(target):  # `[[{{date}}]]`: a template fills it in
         return None
     return Link(target, anchor or None, display.strip() or None, kind, line)
 
@@ -732,7 +732,7 @@ def _markdown_link(m: re.Match[str], bang: bool, line: int) -> Link | None:
         return None  # web, mail, obsidian:// ... and Windows "C:" paths: not vault files
     path, _, anchor = dest.partition("#")
     target, anchor = unquote(path).strip(), unquote(anchor).strip()
-    if not target and not anchor:
+    if (not target and not anchor) or TEMPLATE_VARIABLE.search(target):
         return None
     kind: LinkKind = "embed" if bang else "markdown"
     return Link(target, anchor or None, text.strip() or None, kind, line)
