@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
@@ -161,6 +162,17 @@ def test_related_uses_the_unsaved_buffer(demo_index: VaultIndex) -> None:
     hang = next(r for r in edited["results"] if r["path"] == "Hobbies/Bouldering/Hangboard Protocol.md")
     assert hang["already_linked"] is True  # linked from the buffer: marked, not hidden
     assert any(r["path"].startswith("Hobbies/Bouldering/") and not r["already_linked"] for r in edited["results"])
+
+
+def test_a_hit_is_called_linked_only_for_what_lifts_it(demo_index: VaultIndex) -> None:
+    # every hit said "well linked / linked with other results": every note has some authority (PageRank)
+    hits = demo_index.search("why do cats knock things off tables")["results"]
+    orphan = next(h for h in hits if h["path"] in demo_facts.ORPHANS)
+    assert "link" not in orphan["reason"] and orphan["scores"]["graph_boost"]
+    assert any(re.search(r"linked with \d other results?", h["reason"]) for h in hits)
+    assert demo_facts.MOST_BACKLINKED_COUNT > 10
+    hub = demo_index.search("search engine project")["results"]
+    assert "one of the vault's best-linked notes" in next(h for h in hub if h["path"] == demo_facts.MOST_BACKLINKED)["reason"]
 
 
 def test_a_template_is_no_related_note_but_to_another_template(tmp_path: Path) -> None:

@@ -239,6 +239,8 @@ class NoteHit:
     graph_boost: float | None = None
     recency_boost: float | None = None
     coverage_boost: float | None = None
+    linked_results: int = 0  # other results among the first ten it links to or is linked from
+    authority: float = 0.0  # its PageRank, 0..1 (the vault's best-linked note is 1)
 
     @property
     def score(self) -> float:
@@ -299,6 +301,7 @@ def apply_graph_boost(hits: list[NoteHit], snap: Snapshot, weight: float, window
         near = snap.graph.neighbours(hit.note_id)
         linked = len(near & top) - (hit.note_id in top and hit.note_id in near)  # itself is no other result
         hit.graph_boost = weight * (0.5 * math.sqrt(authority) + 0.5 * min(linked, 3) / 3)
+        hit.linked_results, hit.authority = linked, authority
 
 
 COVERAGE_WINDOW = 30  # the notes apply_coverage_boost looks at: their best sections' text is read
@@ -622,6 +625,9 @@ def _rank_of(ranked: list[int], chunk_ids: list[int]) -> int | None:
     return None
 
 
+WELL_LINKED = 0.25  # authority from which a note is called well linked: its boost is half the most a note gets
+
+
 def _reason(lex_rank: int | None, vec_rank: int | None, similarity: float | None, coverage: float,
             hit: NoteHit, heading: str) -> str:
     parts = []
@@ -630,8 +636,10 @@ def _reason(lex_rank: int | None, vec_rank: int | None, similarity: float | None
         parts.append(f"matches {round(coverage * 100)}% of your words{where} (keyword rank {lex_rank})")
     if vec_rank is not None and similarity is not None:
         parts.append(f"similar in meaning ({similarity:.2f}, rank {vec_rank})")
-    if hit.graph_boost:
-        parts.append("well linked / linked with other results")
+    if hit.linked_results:  # every note has some authority: only what lifts it visibly is said
+        parts.append(f"linked with {hit.linked_results} other result{'s' if hit.linked_results > 1 else ''}")
+    if hit.authority >= WELL_LINKED:
+        parts.append("one of the vault's best-linked notes")
     if hit.recency_boost:
         parts.append("recently edited")
     if len(hit.chunks) > 1:
