@@ -614,9 +614,12 @@ def test_properties_come_first_while_they_say_more_than_the_body() -> None:
     assert [c.start_line for c in chunks(long_body)] == [13]  # the body speaks for the note
 
 
-def test_a_template_gets_no_chunk_of_properties() -> None:
-    # a form to fill in: "Restaurant Template" came first for "restaurants in Kyoto"
-    assert chunks("---\ntype: recipe\nservings:\ncreated: {{date}}\n---\n", "Templates/Recipe.md") == []
+def test_a_template_is_named_by_its_fields_not_their_values() -> None:
+    # a form to fill in: "Restaurant Template" came first for "restaurants in Kyoto" by its values; with no
+    # chunk at all, "Book Template" found the Author Template
+    form = chunks("---\ntype: \"[[Restaurants]]\"\nservings:\ncreated: {{date}}\n---\n", "Templates/Recipe.md")
+    assert [(c.text, c.start_line, c.context) for c in form] == [("fields: type, servings, created", 2, "Recipe")]
+    assert [c.text for c in chunks("---\ntype: recipe\n---\n", "Templates/Book Template.md")] == ["fields: type"]
     assert chunks("---\ntype: recipe\n---\n<% tp.file.title %>\n", "Templates/Recipe.md")[0].start_line == 4
 
 

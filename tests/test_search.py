@@ -164,6 +164,26 @@ def test_related_uses_the_unsaved_buffer(demo_index: VaultIndex) -> None:
     assert any(r["path"].startswith("Hobbies/Bouldering/") and not r["already_linked"] for r in edited["results"])
 
 
+def test_a_note_named_by_the_query_comes_first_from_anywhere_in_the_hits(tmp_path: Path) -> None:
+    # named_first read the names of the first 3 x limit hits only: kepano's "Daily Note Template", whose one
+    # section is boilerplate (every daily note has it), ranked past them and the Monthly Note Template came first
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(12):
+        words = ("river", "castle", "orchard", "violin", "lantern", "harbor", "meadow", "comet", "glacier", "bakery",
+                 "compass", "falcon")
+        (vault / f"Log {i}.md").write_text(f"# Plain log\n\nPlain plain: a plain {words[i]}, plain food, plain talk.\n")
+    (vault / "Plain.md").write_text("# Style\n\nSomething else entirely; the word comes up once: plain.\n")
+    index = open_index(vault, tmp_path / "index")
+    try:
+        index.index()
+        assert "Plain.md" not in [r["path"] for r in index.search("plain food")["results"][:3]]  # ranked past 3
+        assert [r["path"] for r in index.search("plain", limit=1)["results"]] == ["Plain.md"]
+        assert index.search("plain", limit=10)["results"][0]["path"] == "Plain.md"
+    finally:
+        index.close()
+
+
 def test_a_hit_is_called_linked_only_for_what_lifts_it(demo_index: VaultIndex) -> None:
     # every hit said "well linked / linked with other results": every note has some authority (PageRank)
     hits = demo_index.search("why do cats knock things off tables")["results"]

@@ -443,8 +443,12 @@ def chunk_note(note: ParsedNote, max_chars: int = Settings.chunk_chars, min_char
     properties = properties_text(note.frontmatter, NOT_TEXT_PROPERTIES if spans else NO_WORDS_PROPERTIES)
     # Only then: a chunk of properties beside a body of its own moved every shared dev set within noise,
     # four of five down (docs/ranking.md), and their words in every chunk's context cost help-ko 0.04.
-    # A template's properties are a form to fill in, not what a note says.
-    if properties and len(note.body.strip()) < len(properties) and not is_template(note.path, note.template_variables):
+    # A template's properties are a form: its fields name it when it has no body ("Book Template" found
+    # Author Template, the book's had no chunk at all), their values (`[[Restaurants]]`) say nothing.
+    template = is_template(note.path, note.template_variables)
+    if template and not spans and note.frontmatter:
+        properties = "fields: " + ", ".join(note.frontmatter)
+    if properties and len(note.body.strip()) < len(properties) and (not template or not spans):
         end = max(PROPERTIES_LINE, first - 2)  # the lines between the two "---"
         spans[:0] = [((), text, PROPERTIES_LINE, end) for text in _packed_lines(properties, max_chars)]
     return [

@@ -433,7 +433,10 @@ class Searcher:
         evidence = query_evidence(counts, self.snap.chunk_count)
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
-        note_rows = self._note_rows([h.note_id for h in hits[: limit * 3]])
+        # The window whose names named_first reads, and any hit further down whose file the query names: a
+        # template whose one section is boilerplate ranked past it, and "Daily Note Template" found the Monthly one
+        file_named = reads.notes_named(self.conn, query.lower()) if self.ranking.named_first else set()
+        note_rows = self._note_rows([h.note_id for i, h in enumerate(hits) if i < limit * 3 or h.note_id in file_named])
         if self.hidden is not None:  # a note excluded since the last index run (a CLI search, say)
             hits = [h for h in hits if h.note_id not in note_rows or not self.hidden(note_rows[h.note_id]["path"])]
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())

@@ -67,6 +67,7 @@ CREATE TABLE IF NOT EXISTS chunks(
     hash TEXT NOT NULL,
     template TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS notes_name ON notes(name_lower);
 CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_id, ordinal);
 CREATE INDEX IF NOT EXISTS chunks_template ON chunks(template, note_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(

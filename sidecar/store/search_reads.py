@@ -104,6 +104,11 @@ def chunk_note_ids(conn: sqlite3.Connection, chunk_ids: Collection[int]) -> list
                         (json_ids(chunk_ids),)).fetchall()
 
 
+def notes_named(conn: sqlite3.Connection, name: str) -> set[int]:
+    """Ids of the notes whose file name, without `.md`, is `name` in lower case."""
+    return {int(r[0]) for r in conn.execute("SELECT id FROM notes WHERE name_lower = ?", (name,))}
+
+
 def note_rows(conn: sqlite3.Connection, note_ids: Collection[int]) -> dict[int, dict[str, Any]]:
     """note id -> {path, title, aliases, mtime_ns, template_variables} of the notes that still exist."""
     rows = conn.execute("SELECT id, path, title, aliases, mtime_ns, template_variables FROM notes"
