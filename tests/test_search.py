@@ -184,6 +184,22 @@ def test_a_note_named_by_the_query_comes_first_from_anywhere_in_the_hits(tmp_pat
         index.close()
 
 
+def test_a_template_is_a_form_not_an_answer(tmp_path: Path) -> None:
+    # "what movies have I watched" led with kepano's Actor and Director Templates (a "## Movies" heading each)
+    vault = tmp_path / "vault"
+    (vault / "Templates").mkdir(parents=True)
+    (vault / "Templates" / "Movie Template.md").write_text(
+        "---\ncreated: {{date}}\n---\n## Movies I watched\n\nWhat I thought of the movie I watched.\n")
+    (vault / "Blade Runner.md").write_text("## Review\n\nA film seen twice: rain, replicants, a hunter's doubt.\n")
+    index = open_index(vault, tmp_path / "index")
+    try:
+        index.index()
+        assert [r["path"] for r in index.search("movies I watched")["results"]][:1] == ["Blade Runner.md"]
+        assert index.search("movie template")["results"][0]["path"] == "Templates/Movie Template.md"
+    finally:
+        index.close()
+
+
 def test_a_hit_is_called_linked_only_for_what_lifts_it(demo_index: VaultIndex) -> None:
     # every hit said "well linked / linked with other results": every note has some authority (PageRank)
     hits = demo_index.search("why do cats knock things off tables")["results"]

@@ -23,6 +23,7 @@ from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.ingest.cjk import may_straddle_words
 from sidecar.ingest.embed import Embedder
 from sidecar.ingest.fold import fold
+from sidecar.ingest.parse import is_template
 from sidecar.protocol_types import (
     SEARCH_LIMIT_DEFAULT,
     Band,
@@ -103,6 +104,8 @@ class Ranking:
     mention_weight: float = 1.0  # what a query word a section holds only inside a link's target (`[[Sourdough
     # Bread]]`) counts for its coverage: 1.0 as any word (off); 0.0 moved every set within noise (docs/ranking.md)
     named_first: bool = True  # a query that is a note's title, file name or alias finds that note first
+    template_weight: float = BOILERPLATE_WEIGHT  # a template's score is this share: a form, not an answer ("what
+    # movies have I watched" led with kepano's Actor and Director Templates); its name still finds it first
 
 
 def allowed_notes(conn: sqlite3.Connection, filters: Filters, phrases: Sequence[str] = ()) -> set[int] | None:
@@ -440,6 +443,10 @@ class Searcher:
         if self.hidden is not None:  # a note excluded since the last index run (a CLI search, say)
             hits = [h for h in hits if h.note_id not in note_rows or not self.hidden(note_rows[h.note_id]["path"])]
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
+        for hit in hits:
+            row = note_rows.get(hit.note_id)
+            if row is not None and is_template(row["path"], row["template_variables"]):
+                hit.fused *= self.ranking.template_weight
         hits.sort(key=lambda h: -h.score)
         hits = (named_first(hits, note_rows, query) if self.ranking.named_first else hits)[:limit]
         shown = [c for h in hits for c in (h.chunks if max_tokens else h.chunks[:SHOWN_SECTIONS])]  # budgeted text
