@@ -339,9 +339,13 @@ class VaultIndex:
         same_but_case = [path for path, *_ in rows if path.lower().removesuffix(".md") == spelled]
         if len(same_but_case) == 1:  # "cooking/weeknight dal": folders too, as on macOS and Windows
             return same_but_case[0]
-        for path, title, aliases, name in rows:
-            if wanted in (title.lower(), name) or wanted in (a.lower() for a in aliases):
-                return path
+        named = [path for path, title, aliases, name in rows
+                 if wanted in (title.lower(), name) or wanted in (a.lower() for a in aliases)]
+        if len(named) > 1:  # two notes titled "Segurança e privacidade": the first was read, the other unsaid
+            raise InvalidParams(f"{len(named)} notes are named {ref!r}: {', '.join(named[:10])}; give one's path",
+                                {"field": "note", "candidates": named[:50]})
+        if named:
+            return named[0]
         names = [str(r[1]) for r in rows]
         close = difflib.get_close_matches(ref, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

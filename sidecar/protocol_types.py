@@ -269,7 +269,8 @@ class SearchFilters(TypedDict):
     # Only notes with this tag (with or without `#`; nested tags match their parents).
     tag: NotRequired[str]
 
-    # Frontmatter field -> value that must match (case-insensitive; list fields match any element).
+    # Frontmatter field -> value that must match (case-insensitive; list fields match any element; a link
+    # value `[[Cities]]` matches `Cities` too).
     fields: NotRequired[dict[str, str]]
 
     # Unix seconds.

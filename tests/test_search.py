@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -196,6 +197,34 @@ def test_a_template_is_a_form_not_an_answer(tmp_path: Path) -> None:
         index.index()
         assert [r["path"] for r in index.search("movies I watched")["results"]][:1] == ["Blade Runner.md"]
         assert index.search("movie template")["results"][0]["path"] == "Templates/Movie Template.md"
+    finally:
+        index.close()
+
+
+def test_a_filter_the_vault_cannot_pass_says_why(demo_index: VaultIndex) -> None:
+    # "folder: Referencs" said only "Nothing in the vault matched", as if the search had found nothing
+    said = {json.dumps(f): demo_index.search("sourdough", filters=f) for f in (
+        {"folder": "Cookin"}, {"tag": "no-such-tag"}, {"folder": "Cooking", "tag": "home-lab"})}
+    assert [r["results"] for r in said.values()] == [[], [], []]
+    assert [r["caveat"] for r in said.values()] == [
+        "Nothing in the vault matched. There is no folder 'Cookin' in the vault.",
+        "Nothing in the vault matched. No note has the tag #no-such-tag.",
+        "Nothing in the vault matched. No note passes the filters (and holds the quoted words) all at once."]
+
+
+def test_a_property_filter_finds_a_link_by_its_note(tmp_path: Path) -> None:
+    # kepano's vault (as Bases writes them): `type: "[[Cities]]"` was found by "[[Cities]]" only, not by "Cities"
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Kyoto.md").write_text('---\ntype: "[[Cities]]"\ncategories: ["[[Places]]"]\n---\nTemples.\n')
+    (vault / "Cities.md").write_text("---\ntype: index\n---\nCities I have been to: temples, parks.\n")
+    index = open_index(vault, tmp_path / "index")
+    try:
+        index.index()
+        for fields in ({"type": "Cities"}, {"type": "cities"}, {"type": "[[Cities]]"}, {"categories": "places"}):
+            assert [r["path"] for r in index.search("temples", filters={"fields": fields})["results"]] == \
+                ["Kyoto.md"], fields
+        assert [n["path"] for n in index.list_notes(note_type="Cities")["notes"]] == ["Kyoto.md"]
     finally:
         index.close()
 

@@ -221,7 +221,10 @@ export interface SearchFilters {
   folder?: string;
   /** Only notes with this tag (with or without `#`; nested tags match their parents). */
   tag?: string;
-  /** Frontmatter field -> value that must match (case-insensitive; list fields match any element). */
+  /**
+   * Frontmatter field -> value that must match (case-insensitive; list fields match any element; a link value
+   * `[[Cities]]` matches `Cities` too).
+   */
   fields?: Record<string, string>;
   /** Unix seconds. */
   modified_since?: number;

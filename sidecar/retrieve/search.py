@@ -67,6 +67,14 @@ class Filters:
             exclude_terms=tuple(str(t) for t in raw.get("exclude_terms") or () if str(t).strip()),
         )
 
+    @property
+    def folder_key(self) -> str | None:
+        return self.folder.strip("/").lower() if self.folder else None
+
+    @property
+    def tag_key(self) -> str | None:
+        return self.tag.lstrip("#").lower() if self.tag else None
+
     def active(self) -> bool:
         return bool(self.folder or self.tag or self.fields or self.modified_since is not None or self.exclude_path
                     or self.exclude_terms)
@@ -114,10 +122,18 @@ def allowed_notes(conn: sqlite3.Connection, filters: Filters, phrases: Sequence[
         return None
     excluded = [m for term in filters.exclude_terms if (m := build_query(f'"{term}"', prefix_last=False).match)]
     return reads.filtered_note_ids(
-        conn, filters.folder.strip("/").lower() if filters.folder else None,
-        filters.tag.lstrip("#").lower() if filters.tag else None, filters.fields,
+        conn, filters.folder_key, filters.tag_key, filters.fields,
         None if filters.modified_since is None else int(filters.modified_since * 1e9), filters.exclude_path, excluded,
         phrases)
+
+
+def nothing_passes(conn: sqlite3.Connection, filters: Filters) -> str:
+    """Why no note passed the filters: a folder or tag the vault does not have ("Referencs") is said, not
+    left as "nothing matched"."""
+    missing = reads.filter_misses(conn, filters.folder_key, filters.tag_key)
+    said = [f"There is no folder '{(filters.folder or '').strip('/')}' in the vault."] if "folder" in missing else []
+    said += [f"No note has the tag #{(filters.tag or '').lstrip('#')}."] if "tag" in missing else []
+    return " ".join(said) or "No note passes the filters (and holds the quoted words) all at once."
 
 
 @dataclass
@@ -470,6 +486,8 @@ class Searcher:
         elif effective_mode != "lexical" and cands.known_share is not None and cands.known_share < MIN_KNOWN_SHARE:
             response["caveat"] = _join(response["caveat"], f"The embedding model knows only "
                                        f"{cands.known_share:.0%} of this query's words: ranked by keywords alone.")
+        if allowed is not None and not allowed:
+            response["caveat"] = _join(response["caveat"], nothing_passes(self.conn, filters))
         if explain:
             response["explanation"] = self._explanation(weights, cands, lexq, filters, allowed)
         response["took_ms"] = round((time.perf_counter() - started) * 1000, 2)

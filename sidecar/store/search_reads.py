@@ -41,11 +41,13 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
     for key, value in fields.items():
         path = '$."' + key.replace('"', "") + '"'
         # A value in ASCII compares by SQLite's lower() (C, every note's value); any other folded whole.
+        # A link's value is its note's name too: `type: Cities` finds `type: "[[Cities]]"` (as Bases writes it).
         low, wanted = ("lower" if value.isascii() else FOLD_FUNCTION), fold(value)
+        linked = f"[[{wanted}]]"
         clauses.append(
-            f"({low}(CAST(json_extract(frontmatter, ?) AS TEXT)) = ? OR EXISTS (SELECT 1 FROM json_each(notes.frontmatter, ?)"
-            f" WHERE {low}(CAST(json_each.value AS TEXT)) = ?))")
-        params += [path, wanted, path, wanted]
+            f"({low}(CAST(json_extract(frontmatter, ?) AS TEXT)) IN (?, ?) OR EXISTS (SELECT 1 FROM"
+            f" json_each(notes.frontmatter, ?) WHERE {low}(CAST(json_each.value AS TEXT)) IN (?, ?)))")
+        params += [path, wanted, linked, path, wanted, linked]
     if modified_since_ns is not None:
         clauses.append("mtime_ns >= ?")
         params.append(modified_since_ns)
@@ -58,6 +60,18 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
         params.append(match)
     sql = "SELECT id FROM notes WHERE " + (" AND ".join(clauses) or "1")
     return {int(r[0]) for r in conn.execute(sql, params)}
+
+
+def filter_misses(conn: sqlite3.Connection, folder: str | None, tag: str | None) -> list[str]:
+    """Which of a filter's folder (lower-case) and tag (lower-case, no #) no indexed note has."""
+    missing = []
+    if folder is not None and conn.execute("SELECT NOT EXISTS(SELECT 1 FROM notes WHERE path_lower LIKE ? ESCAPE '\\')",
+                                           (like_escape(folder) + "/%",)).fetchone()[0]:
+        missing.append("folder")
+    if tag is not None and conn.execute("SELECT NOT EXISTS(SELECT 1 FROM tags WHERE tag_lower = ? OR tag_lower LIKE ?"
+                                        " ESCAPE '\\')", (tag, like_escape(tag) + "/%")).fetchone()[0]:
+        missing.append("tag")
+    return missing
 
 
 # ---- search: lexical candidates and term counts ----------------------------------------------------
