@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -54,3 +55,19 @@ def write_note(tmp_path: Path) -> WriteNote:
 
 def open_index(vault: Path, index_dir: Path, **kwargs: object) -> VaultIndex:
     return VaultIndex(Settings(vault=vault, index_dir=index_dir), **kwargs)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def vault_of(tmp_path: Path, notes: dict[str, str], **kwargs: object) -> Iterator[VaultIndex]:
+    """A vault of these notes (vault path -> text) under tmp_path, indexed; closed after."""
+    vault = tmp_path / "vault"
+    vault.mkdir(exist_ok=True)
+    for path, text in notes.items():
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (vault / path).write_text(text, encoding="utf-8")
+    index = open_index(vault, tmp_path / "index", **kwargs)
+    try:
+        index.index()
+        yield index
+    finally:
+        index.close()

@@ -10,7 +10,7 @@ import pytest
 from sidecar.errors import InvalidParams
 from sidecar.ingest.parse import parse_note
 from sidecar.retrieve.note_reads import find_section, heading_paths
-from tests.conftest import open_index
+from tests.conftest import open_index, vault_of
 
 NOTE = """---
 title: Setup notes
@@ -73,19 +73,10 @@ def test_read_note_returns_the_whole_section(tmp_path: Path) -> None:
 def test_a_name_two_notes_share_is_refused_with_both_paths(tmp_path: Path) -> None:
     # the pt-BR help has "Segurança e privacidade" in Obsidian Publish/ and in Obsidian Sync/: one was read
     # and the other never said
-    vault = tmp_path / "vault"
-    for folder in ("Publish", "Sync"):
-        (vault / folder).mkdir(parents=True)
-        (vault / folder / "Segurança e privacidade.md").write_text(f"# {folder}\n\nEncryption.\n", encoding="utf-8")
-    (vault / "Notes.md").write_text("---\naliases: [Caderno]\n---\nText.\n", encoding="utf-8")
-    core = open_index(vault, tmp_path / "index", load_model=False)
-    try:
-        core.index()
+    notes = {f"{folder}/Segurança e privacidade.md": f"# {folder}\n\nEncryption.\n" for folder in ("Publish", "Sync")}
+    with vault_of(tmp_path, {**notes, "Notes.md": "---\naliases: [Caderno]\n---\nText.\n"}, load_model=False) as core:
         with pytest.raises(InvalidParams) as refused:
             core.resolve_note("segurança e privacidade")
-        assert refused.value.data["candidates"] == ["Publish/Segurança e privacidade.md",
-                                                    "Sync/Segurança e privacidade.md"]
+        assert refused.value.data["candidates"] == sorted(notes)
         assert core.resolve_note("Sync/Segurança e privacidade") == "Sync/Segurança e privacidade.md"
         assert core.resolve_note("caderno") == "Notes.md"  # one note of that name: as before
-    finally:
-        core.close()

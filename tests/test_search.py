@@ -16,7 +16,7 @@ from sidecar.errors import InvalidParams, NotFound
 from sidecar.store.reads import holds_path
 from sidecar.store.vectors import dequantize, quantize
 from tests import demo_facts
-from tests.conftest import DEMO_VAULT, WriteNote, open_index
+from tests.conftest import DEMO_VAULT, WriteNote, open_index, vault_of
 from tests.test_lexical import HOSTILE
 
 SIGNALS = ("fused", "bm25_rank", "vector_similarity", "vector_rank", "graph_boost", "recency_boost", "confidence")
@@ -168,37 +168,24 @@ def test_related_uses_the_unsaved_buffer(demo_index: VaultIndex) -> None:
 def test_a_note_named_by_the_query_comes_first_from_anywhere_in_the_hits(tmp_path: Path) -> None:
     # named_first read the names of the first 3 x limit hits only: kepano's "Daily Note Template", whose one
     # section is boilerplate (every daily note has it), ranked past them and the Monthly Note Template came first
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    for i in range(12):
-        words = ("river", "castle", "orchard", "violin", "lantern", "harbor", "meadow", "comet", "glacier", "bakery",
-                 "compass", "falcon")
-        (vault / f"Log {i}.md").write_text(f"# Plain log\n\nPlain plain: a plain {words[i]}, plain food, plain talk.\n")
-    (vault / "Plain.md").write_text("# Style\n\nSomething else entirely; the word comes up once: plain.\n")
-    index = open_index(vault, tmp_path / "index")
-    try:
-        index.index()
+    words = ("river", "castle", "orchard", "violin", "lantern", "harbor", "meadow", "comet", "glacier", "bakery",
+             "compass", "falcon")
+    logs = {f"Log {i}.md": f"# Plain log\n\nPlain plain: a plain {w}, plain food, plain talk.\n" for i, w in enumerate(words)}
+    with vault_of(tmp_path, {**logs, "Plain.md": "# Style\n\nSomething else entirely; the word comes up once: plain.\n"}) \
+            as index:
         assert "Plain.md" not in [r["path"] for r in index.search("plain food")["results"][:3]]  # ranked past 3
         assert [r["path"] for r in index.search("plain", limit=1)["results"]] == ["Plain.md"]
         assert index.search("plain", limit=10)["results"][0]["path"] == "Plain.md"
-    finally:
-        index.close()
 
 
 def test_a_template_is_a_form_not_an_answer(tmp_path: Path) -> None:
     # "what movies have I watched" led with kepano's Actor and Director Templates (a "## Movies" heading each)
-    vault = tmp_path / "vault"
-    (vault / "Templates").mkdir(parents=True)
-    (vault / "Templates" / "Movie Template.md").write_text(
-        "---\ncreated: {{date}}\n---\n## Movies I watched\n\nWhat I thought of the movie I watched.\n")
-    (vault / "Blade Runner.md").write_text("## Review\n\nA film seen twice: rain, replicants, a hunter's doubt.\n")
-    index = open_index(vault, tmp_path / "index")
-    try:
-        index.index()
+    with vault_of(tmp_path, {
+        "Templates/Movie Template.md": "---\ncreated: {{date}}\n---\n## Movies I watched\n\nWhat I thought of the movie I watched.\n",
+        "Blade Runner.md": "## Review\n\nA film seen twice: rain, replicants, a hunter's doubt.\n",
+    }) as index:
         assert [r["path"] for r in index.search("movies I watched")["results"]][:1] == ["Blade Runner.md"]
         assert index.search("movie template")["results"][0]["path"] == "Templates/Movie Template.md"
-    finally:
-        index.close()
 
 
 def test_a_filter_the_vault_cannot_pass_says_why(demo_index: VaultIndex) -> None:
@@ -214,19 +201,14 @@ def test_a_filter_the_vault_cannot_pass_says_why(demo_index: VaultIndex) -> None
 
 def test_a_property_filter_finds_a_link_by_its_note(tmp_path: Path) -> None:
     # kepano's vault (as Bases writes them): `type: "[[Cities]]"` was found by "[[Cities]]" only, not by "Cities"
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "Kyoto.md").write_text('---\ntype: "[[Cities]]"\ncategories: ["[[Places]]"]\n---\nTemples.\n')
-    (vault / "Cities.md").write_text("---\ntype: index\n---\nCities I have been to: temples, parks.\n")
-    index = open_index(vault, tmp_path / "index")
-    try:
-        index.index()
+    with vault_of(tmp_path, {
+        "Kyoto.md": '---\ntype: "[[Cities]]"\ncategories: ["[[Places]]"]\n---\nTemples.\n',
+        "Cities.md": "---\ntype: index\n---\nCities I have been to: temples, parks.\n",
+    }) as index:
         for fields in ({"type": "Cities"}, {"type": "cities"}, {"type": "[[Cities]]"}, {"categories": "places"}):
             assert [r["path"] for r in index.search("temples", filters={"fields": fields})["results"]] == \
                 ["Kyoto.md"], fields
         assert [n["path"] for n in index.list_notes(note_type="Cities")["notes"]] == ["Kyoto.md"]
-    finally:
-        index.close()
 
 
 def test_a_hit_is_called_linked_only_for_what_lifts_it(demo_index: VaultIndex) -> None:
@@ -242,30 +224,20 @@ def test_a_hit_is_called_linked_only_for_what_lifts_it(demo_index: VaultIndex) -
 
 def test_a_template_is_no_related_note_but_to_another_template(tmp_path: Path) -> None:
     # kepano's vault: four of the seven notes related to "Movies" were its templates (they link to it)
-    vault = tmp_path / "vault"
-    for folder in ("Categories", "Templates", "References"):
-        (vault / folder).mkdir(parents=True)
-    (vault / "Categories" / "Movies.md").write_text("Films I have seen and want to see.\n", encoding="utf-8")
-    (vault / "Templates" / "Movie Template.md").write_text(
-        "---\ncategories: [\"[[Movies]]\"]\ncreated: {{date}}\n---\n## Review\n\nWhat I thought of the film.\n")
-    (vault / "Templates" / "Show Template.md").write_text(
-        "---\ncategories: [\"[[Movies]]\"]\n---\n## Review\n\nWhat I thought of the show.\n")
-    (vault / "References" / "Blade Runner.md").write_text(
-        "---\ncategories: [\"[[Movies]]\"]\n---\n## Review\n\nWhat I thought of the film: rain, replicants.\n")
-    index = open_index(vault, tmp_path / "index")
-    try:
-        index.index()
+    review = "---\ncategories: [\"[[Movies]]\"]\n{}---\n## Review\n\nWhat I thought of the {}.\n"
+    with vault_of(tmp_path, {
+        "Categories/Movies.md": "Films I have seen and want to see.\n",
+        "Templates/Movie Template.md": review.format("created: {{date}}\n", "film"),
+        "Templates/Show Template.md": review.format("", "show"),
+        "References/Blade Runner.md": review.format("", "film: rain, replicants"),
+    }) as index:
         assert [r["path"] for r in index.related(path="Categories/Movies.md")["results"]] == \
             ["References/Blade Runner.md"]
         assert {r["path"] for r in index.related(path="Templates/Movie Template.md")["results"]} == \
             {"Templates/Show Template.md", "References/Blade Runner.md", "Categories/Movies.md"}
-        buffer = "---\ncategories: [\"[[Movies]]\"]\n---\n## Review\n\nWhat I thought of the film.\n"
-        assert [r["path"] for r in index.related(path="References/Alien.md", text=buffer)["results"]][:1] == \
-            ["References/Blade Runner.md"]
-        assert "Templates/Show Template.md" not in \
-            [r["path"] for r in index.related(path="References/Alien.md", text=buffer)["results"]]
-    finally:
-        index.close()
+        buffer = review.format("", "film")
+        shown = [r["path"] for r in index.related(path="References/Alien.md", text=buffer)["results"]]
+        assert shown[:1] == ["References/Blade Runner.md"] and "Templates/Show Template.md" not in shown
 
 
 @pytest.mark.parametrize("spelling", ["./Home.md", "Home.md/"])
