@@ -614,6 +614,18 @@ def test_properties_come_first_while_they_say_more_than_the_body() -> None:
     assert [c.start_line for c in chunks(long_body)] == [13]  # the body speaks for the note
 
 
+def test_a_note_with_a_body_carries_its_short_property_values_in_its_first_context() -> None:
+    # kepano's vault: "Forster" found nothing, The Machine Stops (`author: [[E. M. Forster]]`) had a body
+    text = ("---\nauthor: \"[[E. M. Forster]]\"\ngenre: [Sci-fi]\nyear: 1909\nurl: https://example.com\n"
+            "description: A short story about a world where people live underground and the Machine serves them.\n"
+            "tags: [books]\n---\n## Quotes\n\n" + "People never touched one another, and the Machine stopped. " * 3 +
+            "\n\n## Notes\n\n" + "Read it twice; it is eerie how well it describes video calls. " * 3 + "\n")
+    first, second = chunks(text, "References/The Machine Stops.md", max_chars=200)
+    assert first.context == "The Machine Stops | books | E. M. Forster, Sci-fi, 1909"  # no URL, no sentence
+    assert second.context == "The Machine Stops | books"
+    assert chunks(text.replace("author:", "created: {{date}}\nauthor:"), "Templates/Book.md")[0].context == "Book | books"
+
+
 def test_a_template_is_named_by_its_fields_not_their_values() -> None:
     # a form to fill in: "Restaurant Template" came first for "restaurants in Kyoto" by its values; with no
     # chunk at all, "Book Template" found the Author Template

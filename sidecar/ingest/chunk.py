@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from sidecar.config import Settings
-from sidecar.ingest.parse import TEMPLATE_VARIABLE, FenceSpan, find_fences, is_template, property_link
+from sidecar.ingest.parse import TEMPLATE_VARIABLE, FenceSpan, bounded_text, find_fences, is_template, property_link
 from sidecar.notes import Chunk, ParsedNote
 
 # Heading levels that cut a section, tried in turn while it is too long.
@@ -410,11 +410,7 @@ MAX_CONTEXT_CHARS = 1000  # every chunk repeats it: 100k tags must not put megab
 def note_context(note: ParsedNote) -> str:
     """Title, aliases and tags as one string, e.g. "Title | alias1, alias2 | tag1 tag2" (bounded)."""
     parts = (note.title, ", ".join(note.aliases), " ".join(note.tags))
-    context = " | ".join(part for part in parts if part)
-    if len(context) <= MAX_CONTEXT_CHARS:
-        return context
-    cut = context.rfind(" ", 0, MAX_CONTEXT_CHARS)
-    return context[:cut if cut > MAX_CONTEXT_CHARS // 2 else MAX_CONTEXT_CHARS]
+    return bounded_text(" | ".join(part for part in parts if part), MAX_CONTEXT_CHARS)
 
 
 def content_hash(heading_path: tuple[str, ...], text: str, context: str) -> str:
@@ -451,11 +447,26 @@ def chunk_note(note: ParsedNote, max_chars: int = Settings.chunk_chars, min_char
     if properties and len(note.body.strip()) < len(properties) and (not template or not spans):
         end = max(PROPERTIES_LINE, first - 2)  # the lines between the two "---"
         spans[:0] = [((), text, PROPERTIES_LINE, end) for text in _packed_lines(properties, max_chars)]
+    contexts = [context] * len(spans)
+    if spans and spans[0][2] != PROPERTIES_LINE and not template:
+        contexts[0] = with_facts(context, note.frontmatter)
     return [
-        Chunk(ordinal=n, heading_path=path, text=text, start_line=start, end_line=end, context=context,
-              content_hash=content_hash(path, text, context))
+        Chunk(ordinal=n, heading_path=path, text=text, start_line=start, end_line=end, context=contexts[n],
+              content_hash=content_hash(path, text, contexts[n]))
         for n, (path, text, start, end) in enumerate(spans)
     ]
+
+
+FACT_WORDS = 4  # a property value of at most this many words is a fact (a name, a genre, a year); longer is prose
+
+
+def with_facts(context: str, frontmatter: dict[str, object]) -> str:
+    """The first chunk's context with the note's short property values: a book card with a review found by
+    "Forster" (`author: [[E. M. Forster]]`). Facts only, in the first chunk only: the help vaults' one-line
+    `description` in every chunk's context cost help-ko 0.04 (docs/ranking.md)."""
+    facts = [w for key, value in frontmatter.items() if key.casefold() not in NOT_TEXT_PROPERTIES
+             for w in _property_words(value) if len(w.split()) <= FACT_WORDS]
+    return bounded_text(" | ".join((context, ", ".join(facts))), 2 * MAX_CONTEXT_CHARS) if facts else context
 
 
 def _packed_lines(text: str, max_chars: int) -> list[str]:
