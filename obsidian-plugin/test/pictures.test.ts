@@ -166,7 +166,10 @@ async function fetchData(sidecar: RealSidecar): Promise<Data> {
  */
 async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" | "modal" | "pane" | "health" | "healthSummary" | "healthPages" | "buffer" | "existingBefore">> {
   const client = await sidecar.sidecar.client();
-  const { port, token } = mcp!;
+  // The port the sidecar really serves MCP on: the one asked for may have been taken between freePort()
+  // and the sidecar's bind (another test's sidecar), and the sidecar then falls back to a free one.
+  const { token } = mcp!;
+  const port = sidecar.sidecar.snapshot.handshake?.mcp_port ?? mcp!.port;
   const events: EditRecord[] = [];
   const ref = sidecar.sidecar.on("agent-edit", (e) => events.push(e as EditRecord));
   const editsBefore = await client.call("edits.list");
