@@ -11,7 +11,7 @@ import pytest
 
 from sidecar.core import VaultIndex
 from sidecar.retrieve.lexical import without_link_targets
-from sidecar.retrieve.search import Candidates, Ranking, fuse_legs, section_coverage
+from sidecar.retrieve.search import Candidates, NoteHit, Ranking, fuse_legs, section_coverage, weigh_templates
 from tests.conftest import open_index
 
 TOPICS = ["chess games move by move", "dice tables", "kanban boards", "tarot spreads", "music scores", "recipe scaling",
@@ -146,3 +146,9 @@ def test_the_answers_band_is_the_best_of_its_first_page() -> None:
     assert overall_band(page) == "high"
     assert overall_band([{"band": "low"}] * ANSWER_WINDOW + [{"band": "high"}]) == "low"  # past the page
     assert overall_band([]) == "none"
+
+
+def test_a_template_weighs_its_share_and_a_note_whose_row_was_not_read_keeps_its_score() -> None:
+    hits = [NoteHit(1, [10], 1.0), NoteHit(2, [20], 1.0), NoteHit(3, [30], 1.0)]
+    weigh_templates(hits, {1: {"template": True}, 2: {"template": False}}, 0.3)
+    assert [h.fused for h in hits] == [0.3, 1.0, 1.0]

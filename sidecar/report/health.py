@@ -1056,9 +1056,10 @@ def _tag_usage(ctx: Context) -> dict[str, dict[str, set[int]]]:
 
 def _tags_used_once(ctx: Context) -> list[Item]:
     usage = ctx.tag_usage
-    spread = {t: len(set().union(*sp.values())) for t, sp in usage.items()}
+    tagged = {t: set().union(*sp.values()) for t, sp in usage.items()}
+    spread = {t: len(notes) for t, notes in tagged.items()}
     # A template's tag is there to be used again by every note made from it.
-    planned = {t for t, sp in usage.items() if any(ctx.notes[n].template for n in set().union(*sp.values()))}
+    planned = {t for t, notes in tagged.items() if any(ctx.notes[n].template for n in notes)}
     # A once-used tag that is a spelling variant of a used one (#todos next to #todo) says which to use.
     variants: dict[str, str] = {}
     for tag_lower in sorted(usage, key=lambda t: spread[t]):

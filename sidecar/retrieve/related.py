@@ -139,8 +139,7 @@ class Related:
         tags = reads.note_tags(self.conn, note_id)
         row = reads.note_rows(self.conn, {note_id}).get(note_id)
         return Source(note_id, path, vectors, headings, self._section_weights(headings, cursor_heading, repeated),
-                      set(self.snap.graph.out_links.get(note_id, set())), tags,
-                      row is not None and is_template(path, row["template_variables"]))
+                      set(self.snap.graph.out_links.get(note_id, set())), tags, row is not None and row["template"])
 
     def _source_from_text(self, path: str | None, text: str, cursor_heading: str | None) -> Source:
         clean = redact(text[:MAX_BUFFER_CHARS].replace("\r\n", "\n")).text
@@ -262,8 +261,7 @@ class Related:
         for start in range(0, len(ranked), block):
             part = ranked[start:start + block]
             notes.update(reads.note_rows(self.conn, {note_id for note_id, _e in part}))
-            shown += [(n, e) for n, e in part if n in notes
-                      and (src.template or not is_template(notes[n]["path"], notes[n]["template_variables"]))]
+            shown += [(n, e) for n, e in part if n in notes and (src.template or not notes[n]["template"])]
             if len(shown) >= limit:
                 break
         return shown[:limit], notes

@@ -23,7 +23,6 @@ from sidecar.ingest.boilerplate import WEIGHT as BOILERPLATE_WEIGHT
 from sidecar.ingest.cjk import may_straddle_words
 from sidecar.ingest.embed import Embedder
 from sidecar.ingest.fold import fold
-from sidecar.ingest.parse import is_template
 from sidecar.protocol_types import (
     SEARCH_LIMIT_DEFAULT,
     Band,
@@ -346,6 +345,14 @@ def section_coverage(terms: Sequence[str], row: dict[str, Any], mention_weight: 
     return own + mention_weight * (held - own)
 
 
+def weigh_templates(hits: list[NoteHit], note_rows: dict[int, dict[str, Any]], weight: float) -> None:
+    """A template's score is `weight` of it: a form, not an answer (the notes whose rows were read)."""
+    for hit in hits:
+        row = note_rows.get(hit.note_id)
+        if row is not None and row["template"]:
+            hit.fused *= weight
+
+
 def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ranking, now: float) -> None:
     if ranking.recency_weight <= 0:
         return
@@ -459,10 +466,7 @@ class Searcher:
         if self.hidden is not None:  # a note excluded since the last index run (a CLI search, say)
             hits = [h for h in hits if h.note_id not in note_rows or not self.hidden(note_rows[h.note_id]["path"])]
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
-        for hit in hits:
-            row = note_rows.get(hit.note_id)
-            if row is not None and is_template(row["path"], row["template_variables"]):
-                hit.fused *= self.ranking.template_weight
+        weigh_templates(hits, note_rows, self.ranking.template_weight)
         hits.sort(key=lambda h: -h.score)
         hits = (named_first(hits, note_rows, query) if self.ranking.named_first else hits)[:limit]
         shown = [c for h in hits for c in (h.chunks if max_tokens else h.chunks[:SHOWN_SECTIONS])]  # budgeted text

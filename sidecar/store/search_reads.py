@@ -10,6 +10,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sidecar.ingest.fold import fold
+from sidecar.ingest.parse import is_template
 from sidecar.store.db import FOLD_FUNCTION
 
 
@@ -124,11 +125,11 @@ def notes_named(conn: sqlite3.Connection, name: str) -> set[int]:
 
 
 def note_rows(conn: sqlite3.Connection, note_ids: Collection[int]) -> dict[int, dict[str, Any]]:
-    """note id -> {path, title, aliases, mtime_ns, template_variables} of the notes that still exist."""
+    """note id -> {path, title, aliases, mtime_ns, template} of the notes that still exist."""
     rows = conn.execute("SELECT id, path, title, aliases, mtime_ns, template_variables FROM notes"
                         " WHERE id IN (SELECT value FROM json_each(?))", (json_ids(note_ids),))
     return {int(r[0]): {"path": r[1], "title": r[2], "aliases": json.loads(r[3]), "mtime_ns": r[4],
-                        "template_variables": bool(r[5])} for r in rows}
+                        "template": is_template(r[1], bool(r[5]))} for r in rows}
 
 
 # ---- related notes (a note by its path: reads.note_id_at) ----------------------------------------
