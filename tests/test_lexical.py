@@ -74,3 +74,22 @@ def test_snippet_window_goes_to_the_match() -> None:
     assert "SQLITE_BUSY" in snip.text
     assert snip.text.startswith("…") and snip.text.endswith("…")
     assert len(snip.text) <= 122
+
+
+@pytest.mark.parametrize(("query", "terms"), [
+    ("¿Cómo puedo exportar una nota a PDF?", ("exportar", "nota", "pdf")),
+    ("Comment exporter une note en PDF", ("exporter", "note", "pdf")),
+    ("Wie exportiere ich eine Notiz als PDF", ("exportiere", "notiz", "pdf")),
+    ("Come posso esportare una nota in PDF", ("esportare", "nota", "pdf")),
+    ("Hoe exporteer ik een notitie naar PDF", ("exporteer", "notitie", "pdf")),
+    ("Hvordan eksporterer jeg en note til PDF", ("eksporterer", "note", "pdf")),
+    ("Jak wyeksportować notatkę do PDF", ("wyeksportować", "notatkę", "pdf")),
+    ("Как экспортировать заметку в PDF", ("экспортировать", "заметку", "pdf")),
+    ("Notu PDF olarak nasıl dışa aktarırım", ("notu", "pdf", "olarak", "dışa", "aktarırım")),
+    ("vi mode and CI", ("vi", "mode", "ci")),  # an editor and a build server, not pronouns
+])
+def test_function_words_of_every_language_the_model_reads_are_not_terms(query: str, terms: tuple[str, ...]) -> None:
+    submitted = build_query(query, prefix_last=False, drop_stopwords=False)
+    assert submitted.terms == terms  # what coverage counts and snippets mark
+    typed = build_query(query + " ")
+    assert len(typed.parts) == len(terms)  # what search-as-you-type asks FTS5 for

@@ -13,15 +13,14 @@ from dataclasses import dataclass
 
 from sidecar.ingest.cjk import PICTOGRAPH, UNSPACED_CHAR, bigrams, pictograph_token, split_cjk_runs, unigrams
 from sidecar.ingest.fold import KEYWORD_WORD, fold, fold_with_offsets, keyword_fold
+from sidecar.retrieve.function_words import FUNCTION_WORDS
 
 WORD = re.compile(KEYWORD_WORD)  # an Arabic word keeps its vowel marks
 PHRASE = re.compile(r'"([^"]+)"')
 SPACES = re.compile(r"\s+")
 # Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
 MAX_TERMS = 32  # a CJK sentence of 30 characters is 29 bigrams
-# Function words match nearly every section: they add nothing to BM25's ranking but make FTS5 score
-# every row (45 ms instead of 1 ms at 50k sections). Dropped unless the query has nothing else.
-STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "o", "os", "as", "um", "uma", "uns", "umas", "de", "do", "da", "dos", "das", "no", "na", "nos", "nas", "em", "por", "para", "com", "sem", "que", "se", "e", "ou", "mas", "como", "mais", "muito", "meu", "minha", "seu", "sua", "ao", "aos", "à", "às", "é", "era", "foi", "ser", "são", "está", "estão", "isso", "isto", "esse", "essa", "este", "esta", "ele", "ela", "eles", "elas", "eu", "nós", "você", "vocês", "lhe", "já", "não", "sim", "também", "quando", "onde", "qual", "quais", "porque"])
+QUERY_PUNCTUATION = ".,;:!?()[]{}'\"¿¡«»“”„؟"  # around a word: "¿cómo" is the function word "cómo"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +81,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
             parts.append(required[-1])
             terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
     tokens = [tok for tok in rest.split() if WORD.search(tok) or PICTOGRAPH.search(tok)]
-    content = [tok for tok in tokens if tok.lower().strip(".,;:!?()[]{}'\"") not in STOPWORDS]
+    content = [tok for tok in tokens if tok.lower().strip(QUERY_PUNCTUATION) not in FUNCTION_WORDS]
     function_words = set(tokens) - set(content)
     if drop_stopwords and (content or phrases):
         tokens = content
