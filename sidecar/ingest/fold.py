@@ -88,21 +88,27 @@ _KEYWORD_TABLE = str.maketrans(
 KEYWORD_WORD = f"[\\w{_ARABIC_MARKS}]+"  # a word for the keyword index: an Arabic one with its marks
 _KEYWORD_WORD = re.compile(KEYWORD_WORD)
 _KEYWORD_LETTERS = re.compile("[" + re.escape("".join(map(chr, _KEYWORD_TABLE))) + "]")
+# Arabic writes "the" (and "and the", "with the", "for the"...) as part of the word: "الإعدادات" is "the
+# settings". The keyword index also holds the word without it, and a query's word is looked up without it,
+# so "إعدادات" and "الإعدادات" find each other. At least three letters must stay ("الله" is not "the" + "له").
+_ARABIC_ARTICLE = "(?:[وبكف]?ال|لل)"
+_ARTICLE_AT_START = re.compile(f"^{_ARABIC_ARTICLE}(?=\\w{{3}})")
+_ARTICLE_IN_TEXT = re.compile(f"(?<!\\w){_ARABIC_ARTICLE}\\w{{3}}")
 
 
 def keyword_fold(word: str) -> str:
     """A lower-cased word as the keyword index holds its folded form (the word itself for most)."""
-    return word.translate(_KEYWORD_TABLE)
+    return _ARTICLE_AT_START.sub("", word.translate(_KEYWORD_TABLE))
 
 
 def keyword_variants(text: str) -> list[str]:
     """The folded forms of the text's words that unicode61 would not fold, once each, in text order."""
     lowered = text.lower()
-    if text.isascii() or not _KEYWORD_LETTERS.search(lowered):  # most texts: one scan, no word list
-        return []
+    if text.isascii() or not (_KEYWORD_LETTERS.search(lowered) or _ARTICLE_IN_TEXT.search(lowered)):
+        return []  # most texts: one scan, no word list
     variants: dict[str, None] = {}
     for word in _KEYWORD_WORD.findall(lowered):
-        if _KEYWORD_LETTERS.search(word):
+        if _KEYWORD_LETTERS.search(word) or _ARTICLE_AT_START.match(word):
             folded = keyword_fold(word)
             if folded and folded != word:
                 variants[folded] = None

@@ -20,6 +20,14 @@ PHRASE = re.compile(r'"([^"]+)"')
 SPACES = re.compile(r"\s+")
 # Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
 MAX_TERMS = 32  # a CJK sentence of 30 characters is 29 bigrams
+# Russian and Ukrainian words change their endings with case, number and tense ("заметка", "заметку",
+# "заметки"), and FTS5's Porter stemmer reads English alone: a Cyrillic word of five letters or more is looked
+# up as the prefix left when its ending is taken off ("заметк*"), at least MIN_STEM letters of it.
+CYRILLIC_WORD = re.compile(r"[а-яєіїґ]{5,}")
+_ENDINGS = ("ться тся ть ешь ет ем ете ют ут ит им ите ят ат ал ала ало али ил ила ило или иями ями ами ого его ому "
+            "ему ыми ими ой ей ий ый ая яя ое ее ые ие ую юю ов ев ах ях ам ям ом ем ию ия ии ів а я ы и у ю е о ь й і ї")
+CYRILLIC_ENDINGS = tuple(sorted(_ENDINGS.split(), key=len, reverse=True))  # the longest that fits is taken off
+MIN_STEM = 4
 QUERY_PUNCTUATION = ".,;:!?()[]{}'\"¿¡«»“”„؟"  # around a word: "¿cómo" is the function word "cómo"
 
 
@@ -104,12 +112,22 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 words = [keyword_fold(words[0].lower())]
             if last and len(words) == 1 and len(words[0]) >= 2:
                 parts.append(_quote(words[0]) + " *")  # the word being typed
+            elif len(words) == 1 and CYRILLIC_WORD.fullmatch(words[0]):
+                parts.append(_quote(without_ending(words[0])) + " *")
             else:
                 parts.append(_quote(" ".join(words)))
     parts = list(dict.fromkeys(parts))[:MAX_TERMS]
     fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
     return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback,
                         tuple(dict.fromkeys(required)))
+
+
+def without_ending(word: str) -> str:
+    """A Cyrillic word less its longest known ending, when MIN_STEM letters stay (the word itself if none)."""
+    for ending in CYRILLIC_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= MIN_STEM:
+            return word[: -len(ending)]
+    return word
 
 
 @dataclass(frozen=True, slots=True)

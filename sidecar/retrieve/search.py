@@ -401,7 +401,7 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
     for term in terms[:MAX_EVIDENCE_TERMS]:
         key = "df:" + term
         if key not in cache:
-            expr = build_query(f'"{term}"', prefix_last=False).match
+            expr = build_query(term, prefix_last=False, drop_stopwords=False).match  # looked up as search does
             cache[key] = 0 if expr is None else reads.match_count(conn, expr, cap)
         counts[term] = cache[key]
     for term, count in list(counts.items()):
