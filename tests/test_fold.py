@@ -133,6 +133,15 @@ def test_a_word_in_another_form_counts_as_in_the_vault(keyword_vault: VaultIndex
     assert counts["шаблоны"] and counts["الإعدادات"] and not counts["نمر"]
 
 
+def test_an_arabic_word_is_marked_and_counted_with_or_without_its_article(keyword_vault: VaultIndex) -> None:
+    """The keyword index found "إعدادات" for "الإعدادات", but the snippet marked nothing and the hit's
+    coverage did not count it: those compared whole words."""
+    hit = keyword_vault.search("الإعدادات التطبيق", mode="lexical", limit=1)["results"][0]
+    assert hit["path"] == "مظهر.md"
+    assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["إعدادات", "التطبيق"]
+    assert found_terms(("اعدادات", "تطبيق"), "من الإعدادات اختر تطبيق") == ["اعدادات", "تطبيق"]
+
+
 @pytest.fixture(scope="module")
 def keyword_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
     base = tmp_path_factory.mktemp("keyword-fold")
@@ -156,8 +165,10 @@ def test_the_fast_test_of_a_term_agrees_with_its_pattern() -> None:
 
     rng = random.Random(11)
     pieces = ["lock", "locked", "unlock", "_lock", "l", "l'", "ai", "email", "é", "café", "ель", "пользователь",
-              "数据", "库", " ", "-", "_", ".", "\n", "2024", "v1", "foo_bar", "x"]
-    terms = ["lock", "locking", "l", "ai", "cafe", "ель", "数据", "foo_bar", "v1", "2024", "x", "пользователь"]
+              "数据", "库", " ", "-", "_", ".", "\n", "2024", "v1", "foo_bar", "x", "الاعدادات", "اعدادات", "والقوالب",
+              "قالب", "ال"]
+    terms = ["lock", "locking", "l", "ai", "cafe", "ель", "数据", "foo_bar", "v1", "2024", "x", "пользователь",
+             "اعدادات", "قوالب"]
     for _ in range(3000):
         text = fold("".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))))
         for term in terms:

@@ -93,3 +93,13 @@ def test_function_words_of_every_language_the_model_reads_are_not_terms(query: s
     assert submitted.terms == terms  # what coverage counts and snippets mark
     typed = build_query(query + " ")
     assert len(typed.parts) == len(terms)  # what search-as-you-type asks FTS5 for
+
+
+def test_a_japanese_query_is_searched_by_its_content_not_its_particles() -> None:
+    """Pairs of hiragana (しの, した, たい) are particles and endings found in nearly every Japanese section."""
+    query = build_query("見出しの下の文章を隠したい", prefix_last=False)
+    assert {"見出", "文章", "隠し"} <= set(query.terms)
+    assert not {"しの", "した", "たい"} & set(query.terms)
+    assert 'cjk : "たい"' not in query.parts
+    assert build_query("まとめ", prefix_last=False).terms == ("まと", "とめ")  # hiragana alone is the content
+    assert build_query("노트를 찾기", prefix_last=False).terms == ("노트", "트를", "찾기")  # Korean as before

@@ -61,6 +61,19 @@ def bigrams(run: str) -> list[str]:
     return [letters[i : i + 2] for i in range(len(letters) - 1)]
 
 
+HIRAGANA_PAIR = re.compile(r"[\u3040-\u309f]{2}")
+
+
+def query_bigrams(run: str) -> list[str]:
+    """The bigrams a query's run is searched by: those of `bigrams` less pairs of hiragana, unless
+    nothing else is left. Japanese writes its particles and endings in hiragana (見出しの下を隠したい:
+    しの, した, たい) and most content words in kanji and katakana; a pair of hiragana matches nearly
+    every Japanese section and outvoted the words that say what the question is about."""
+    grams = bigrams(run)
+    content = [g for g in grams if not HIRAGANA_PAIR.fullmatch(g)]
+    return content or grams
+
+
 def unigrams(run: str) -> list[str]:
     return list(_letters(run))
 

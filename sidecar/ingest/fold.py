@@ -91,14 +91,20 @@ _KEYWORD_LETTERS = re.compile("[" + re.escape("".join(map(chr, _KEYWORD_TABLE)))
 # Arabic writes "the" (and "and the", "with the", "for the"...) as part of the word: "الإعدادات" is "the
 # settings". The keyword index also holds the word without it, and a query's word is looked up without it,
 # so "إعدادات" and "الإعدادات" find each other. At least three letters must stay ("الله" is not "the" + "له").
-_ARABIC_ARTICLE = "(?:[وبكف]?ال|لل)"
-_ARTICLE_AT_START = re.compile(f"^{_ARABIC_ARTICLE}(?=\\w{{3}})")
-_ARTICLE_IN_TEXT = re.compile(f"(?<!\\w){_ARABIC_ARTICLE}\\w{{3}}")
+ARABIC_ARTICLE = "(?:[وبكف]?ال|لل)"
+ARABIC_LETTER = re.compile("[\u0621-\u064a]")
+_ARTICLE_AT_START = re.compile(f"^{ARABIC_ARTICLE}(?=\\w{{3}})")
+_ARTICLE_IN_TEXT = re.compile(f"(?<!\\w){ARABIC_ARTICLE}\\w{{3}}")
+
+
+def without_article(word: str) -> str:
+    """A folded Arabic word less the article written at its start ("الاعدادات" -> "اعدادات"); any other word as it is."""
+    return _ARTICLE_AT_START.sub("", word)
 
 
 def keyword_fold(word: str) -> str:
     """A lower-cased word as the keyword index holds its folded form (the word itself for most)."""
-    return _ARTICLE_AT_START.sub("", word.translate(_KEYWORD_TABLE))
+    return without_article(word.translate(_KEYWORD_TABLE))
 
 
 def keyword_variants(text: str) -> list[str]:

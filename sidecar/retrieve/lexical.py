@@ -11,8 +11,24 @@ import functools
 import re
 from dataclasses import dataclass
 
-from sidecar.ingest.cjk import PICTOGRAPH, UNSPACED_CHAR, bigrams, pictograph_token, split_cjk_runs, unigrams
-from sidecar.ingest.fold import KEYWORD_WORD, fold, fold_with_offsets, keyword_fold
+from sidecar.ingest.cjk import (
+    PICTOGRAPH,
+    UNSPACED_CHAR,
+    bigrams,
+    pictograph_token,
+    query_bigrams,
+    split_cjk_runs,
+    unigrams,
+)
+from sidecar.ingest.fold import (
+    ARABIC_ARTICLE,
+    ARABIC_LETTER,
+    KEYWORD_WORD,
+    fold,
+    fold_with_offsets,
+    keyword_fold,
+    without_article,
+)
 from sidecar.retrieve.function_words import FUNCTION_WORDS
 
 WORD = re.compile(KEYWORD_WORD)  # an Arabic word keeps its vowel marks
@@ -96,7 +112,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
     for i, token in enumerate(tokens):
         for is_cjk, piece in split_cjk_runs(token):
             if is_cjk:
-                grams = bigrams(piece)
+                grams = query_bigrams(piece)
                 parts += [_cjk_term(g) for g in grams]
                 terms += grams
                 singles += unigrams(piece)
@@ -106,7 +122,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
             if not words:
                 continue
             if not (content and token in function_words):  # a function word is searched, never a term to mark
-                terms += [w.lower() for w in words]
+                terms += [without_article(fold(w)) if ARABIC_LETTER.search(w) else w.lower() for w in words]
             last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
             if len(words) == 1:  # a word as the keyword index folds it (fold.keyword_variants); phrases stay
                 words = [keyword_fold(words[0].lower())]
@@ -155,9 +171,10 @@ def term_pattern(term: str) -> re.Pattern[str]:
     parting words; one of one or two letters only as a whole word."""
     if not is_word_term(term):
         return re.compile(re.escape(term))
+    start = rf"(?<![^\W_]){ARABIC_ARTICLE}?" if ARABIC_LETTER.search(term) else r"(?<![^\W_])"  # "the" is inside the word
     if len(term) <= SHORT_TERM:
-        return re.compile(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])")
-    return re.compile(rf"(?<![^\W_]){re.escape(term_stem(term))}")
+        return re.compile(rf"{start}{re.escape(term)}(?![^\W_])")
+    return re.compile(rf"{start}{re.escape(term_stem(term))}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -166,7 +183,8 @@ def mark_pattern(term: str) -> re.Pattern[str]:
     stem finds "locked" for "locking"; marked, "rest" of "restic" would light up every "Restore")."""
     if not is_word_term(term) or len(term) <= SHORT_TERM:
         return term_pattern(term)
-    return re.compile(rf"(?<![^\W_]){re.escape(term)}")
+    start = rf"(?<![^\W_]){ARABIC_ARTICLE}?" if ARABIC_LETTER.search(term) else r"(?<![^\W_])"
+    return re.compile(rf"{start}{re.escape(term)}")
 
 
 def holds_term(folded_text: str, folded_term: str) -> bool:
@@ -176,7 +194,7 @@ def holds_term(folded_text: str, folded_term: str) -> bool:
         return False
     if not is_word_term(folded_term):
         return folded_term in folded_text
-    if len(folded_term) <= SHORT_TERM:
+    if len(folded_term) <= SHORT_TERM or ARABIC_LETTER.search(folded_term):
         return folded_term in folded_text and term_pattern(folded_term).search(folded_text) is not None
     stem = term_stem(folded_term)
     at = folded_text.find(stem)
