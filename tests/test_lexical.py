@@ -103,3 +103,12 @@ def test_a_japanese_query_is_searched_by_its_content_not_its_particles() -> None
     assert 'cjk : "たい"' not in query.parts
     assert build_query("まとめ", prefix_last=False).terms == ("まと", "とめ")  # hiragana alone is the content
     assert build_query("노트를 찾기", prefix_last=False).terms == ("노트", "트를", "찾기")  # Korean as before
+
+
+@pytest.mark.parametrize(("word", "match"), [
+    ("заметку", '"заметк" *'), ("файлы", '"файл" *'), ("создать", '"созда" *'), ("синхронизации", '"синхронизац" *'),
+    ("формат", '"формат" *'), ("привет", '"привет" *'),  # a verb's ending ends these nouns: not taken off
+    ("кот", '"кот"'),  # under five letters: the word itself
+])
+def test_a_cyrillic_word_is_looked_up_by_its_stem(word: str, match: str) -> None:
+    assert build_query(word, prefix_last=False).match == match

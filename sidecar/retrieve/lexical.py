@@ -36,12 +36,14 @@ PHRASE = re.compile(r'"([^"]+)"')
 SPACES = re.compile(r"\s+")
 # Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
 MAX_TERMS = 32  # a CJK sentence of 30 characters is 29 bigrams
-# Russian and Ukrainian words change their endings with case, number and tense ("заметка", "заметку",
-# "заметки"), and FTS5's Porter stemmer reads English alone: a Cyrillic word of five letters or more is looked
-# up as the prefix left when its ending is taken off ("заметк*"), at least MIN_STEM letters of it.
+# Russian and Ukrainian words change their endings with case and number ("заметка", "заметку", "заметки"),
+# and FTS5's Porter stemmer reads English alone: a Cyrillic word of five letters or more is looked up as the
+# prefix left when its ending is taken off ("заметк*"), at least MIN_STEM letters of it. The endings are
+# those of nouns, adjectives and the infinitive; a verb's present and past endings (-ет, -ит, -ат, -ал) end
+# too many nouns ("привет", "кредит", "формат", "канал") to be taken off without a dictionary.
 CYRILLIC_WORD = re.compile(r"[а-яєіїґ]{5,}")
-_ENDINGS = ("ться тся ть ешь ет ем ете ют ут ит им ите ят ат ал ала ало али ил ила ило или иями ями ами ого его ому "
-            "ему ыми ими ой ей ий ый ая яя ое ее ые ие ую юю ов ев ах ях ам ям ом ем ию ия ии ів а я ы и у ю е о ь й і ї")
+_ENDINGS = ("ться тся ть иями ями ами ого его ому ему ыми ими ой ей ий ый ая яя ое ее ые ие ую юю ов ев ах ях ам "
+            "ям ом ию ия ии ів а я ы и у ю е о ь й і ї")
 CYRILLIC_ENDINGS = tuple(sorted(_ENDINGS.split(), key=len, reverse=True))  # the longest that fits is taken off
 MIN_STEM = 4
 QUERY_PUNCTUATION = ".,;:!?()[]{}'\"¿¡«»“”„؟"  # around a word: "¿cómo" is the function word "cómo"
