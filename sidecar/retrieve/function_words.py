@@ -5,8 +5,9 @@ score every row, and as a query term it counts towards a hit's coverage and gets
 language missing here is searched as if its articles were keywords: help-pt-br without its list
 scored nDCG@10 0.787 against 0.810 (docs/ranking.md). One set for every language, because a query
 does not say which language it is in; words that are content in another language are left out ("vi",
-Danish for "we", is an editor; "ci", Italian for "us", a build server; German "man" and "war" are English nouns). Unspaced scripts (Chinese, Japanese, Korean particles) are cut into
-bigrams instead and need no list.
+Danish for "we", is an editor; "ci", Italian for "us", a build server; German "man" and "war" are
+English nouns). Unspaced scripts (Chinese, Japanese, Korean) are cut into bigrams instead
+(cjk.query_bigrams) and need no list.
 """
 
 from __future__ import annotations

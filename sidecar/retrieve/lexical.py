@@ -173,7 +173,7 @@ def term_pattern(term: str) -> re.Pattern[str]:
     parting words; one of one or two letters only as a whole word."""
     if not is_word_term(term):
         return re.compile(re.escape(term))
-    start = rf"(?<![^\W_]){ARABIC_ARTICLE}?" if ARABIC_LETTER.search(term) else r"(?<![^\W_])"  # "the" is inside the word
+    start = _word_start(term)
     if len(term) <= SHORT_TERM:
         return re.compile(rf"{start}{re.escape(term)}(?![^\W_])")
     return re.compile(rf"{start}{re.escape(term_stem(term))}")
@@ -185,8 +185,13 @@ def mark_pattern(term: str) -> re.Pattern[str]:
     stem finds "locked" for "locking"; marked, "rest" of "restic" would light up every "Restore")."""
     if not is_word_term(term) or len(term) <= SHORT_TERM:
         return term_pattern(term)
-    start = rf"(?<![^\W_]){ARABIC_ARTICLE}?" if ARABIC_LETTER.search(term) else r"(?<![^\W_])"
-    return re.compile(rf"{start}{re.escape(term)}")
+    return re.compile(rf"{_word_start(term)}{re.escape(term)}")
+
+
+def _word_start(term: str) -> str:
+    """Where a word term may start: at a word's start ("_" parts words too); an Arabic one also after the
+    article written inside the word."""
+    return rf"(?<![^\W_]){ARABIC_ARTICLE}?" if ARABIC_LETTER.search(term) else r"(?<![^\W_])"
 
 
 def holds_term(folded_text: str, folded_term: str) -> bool:
