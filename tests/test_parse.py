@@ -328,9 +328,16 @@ def test_a_template_variable_written_bare_is_its_text(yaml_text: str, expected: 
         ("Templates/template.md", "Plain.\n", True),
         ("Plugins/codeblock-template.md", "A plugin page.\n", False),  # a name ending in -template is a name
         ("Notes/Templates.md", "The templates I use.\n", False),
+        ("Templates/Meeting.md", "Created: {{date}} {{time}}\nWith: \n", True),  # a field with its label
+        ("Templates/Log.md", "- [[<% tp.date.yesterday(\"YYYY-MM-DD\") %>]]\n", True),
+        # a how-to note's sentence about the variables is no form (a QA pass, in nine languages)
+        ("Notas/Plantillas.md", "Al insertar una plantilla, las variables {{date}} y {{title}} se reemplazan "
+         "por la fecha y el título de la nota.\n", False),
+        ("Plugins seeking help.md", "- [[archiver|Archiver]] - [Add {{obsidianTasksCancelledDate}} to the "
+         "placeholders](https://github.com/x/y/issues/85)\n", False),
     ],
 )
-def test_a_template_is_a_variable_outside_code_or_its_name(path: str, text: str, template: bool) -> None:
+def test_a_template_is_a_form_field_outside_code_or_its_name(path: str, text: str, template: bool) -> None:
     # kepano's vault: 28 of its 53 "... Template" notes hold a variable, the others only their name says so
     note = parse_note(path, text)
     assert is_template(note.path, note.template_variables) is template

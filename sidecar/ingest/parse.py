@@ -623,8 +623,24 @@ def _scan_body(body: str, start_line: int, warnings: list[str]) -> _BodyScan:
     ids = _capped(_unique(_block_ids(masked)), "block ids", warnings)
     tags = _capped(_unique(_inline_tags(masked), fold=True), "tags", warnings)
     links = _capped(_body_links(masked, start_line), "links", warnings)
-    return _BodyScan(tuple(headings), tuple(ids), tuple(tags), tuple(links),
-                     TEMPLATE_VARIABLE.search(masked) is not None)
+    return _BodyScan(tuple(headings), tuple(ids), tuple(tags), tuple(links), _has_field(masked))
+
+
+FIELD_WORDS = 6  # a variable's line with at most this many other words is a form's field ("Created: {{date}}")
+MAX_FIELD_LINES = 50  # variables looked at: a note that names hundreds in sentences is still no form
+
+
+def _has_field(masked: str) -> bool:
+    """Whether the body (code masked) has a variable where a form has one: alone on its line or beside a
+    short label ("# {{title}}", "Created: {{date}}", "- [[<% tp.date.yesterday() %>]]"). A how-to note's
+    sentence about the variables ("{{date}} and {{title}} are replaced when you insert it") is no form."""
+    for m in islice(TEMPLATE_VARIABLE.finditer(masked), MAX_FIELD_LINES):
+        start = masked.rfind("\n", 0, m.start()) + 1
+        end = masked.find("\n", m.end())
+        line = masked[start:len(masked) if end == -1 else end]
+        if len(_FIELD_WORD.findall(TEMPLATE_VARIABLE.sub(" ", line))) <= FIELD_WORDS:
+            return True
+    return False
 
 
 def _headings(masked: str, body: str, start_line: int) -> Iterator[Heading]:
@@ -808,6 +824,7 @@ def parse_note(path: str, text: str) -> ParsedNote:
 # --- templates -------------------------------------------------------------------
 
 TEMPLATE_VARIABLE = re.compile(r"\{\{[^{}]*\}\}|<%.*%>")  # `{{date}}`, Templater's `<% tp.date.now() %>`
+_FIELD_WORD = re.compile(r"[^\W\d_]{2,}")  # a word of a line, for telling a form's field from a sentence
 _TEMPLATE_NAME = re.compile(r"(?:^|\s)template$", re.IGNORECASE)
 
 
