@@ -18,9 +18,16 @@ from tests.conftest import open_index
 @pytest.mark.parametrize(("text", "folded"), [
     ("Café", "cafe"), ("İstanbul", "istanbul"), ("Işık", "isik"), ("Свёкла", "свекла"), ("Straße", "strasse"),
     ("Łódź", "lodz"), ("أحمد", "احمد"), ("كَتَبَ", "كتب"), ("ＡＢＣ", "abc"), ("Cafe\u0301", "cafe"),
+    ("リング", "リング"), ("歯が痛い", "歯が痛い"), ("パン", "パン"),  # a voicing mark makes another word: no accent
 ])
 def test_folding(text: str, folded: str) -> None:
     assert fold(text) == folded
+
+
+def test_kana_voicing_tells_words_apart() -> None:
+    """A QA pass: "リング" (ring) was found and marked in "リンク" (link), "歯が" marked "歯か"."""
+    assert found_terms(["リング", "歯が"], "内部リンクの歯か") == []
+    assert found_terms(["リンク"], "内部リンク") == ["リンク"]
 
 
 def test_offsets_lead_back_to_the_text_where_folding_changed_its_length() -> None:

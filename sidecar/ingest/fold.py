@@ -3,7 +3,8 @@ case folded, compatibility forms unified (NFKD), combining marks dropped, and th
 carry no mark to drop but are typed without one (ı, ł, ø, đ...) spelled plainly. FTS5's unicode61
 tokenizer folds Latin accents when it matches; this folds every script alike for what is compared
 after it (which words a hit holds, where to mark them): "cafe" finds "Café", "ISTANBUL" "İstanbul",
-"свекла" "Свёкла", "احمد" "أحمد", and an Arabic word with its vowel marks the word without. Pure.
+"свекла" "Свёкла", "احمد" "أحمد", and an Arabic word with its vowel marks the word without. Kana keep
+their voicing marks (リング is not リンク). Pure.
 """
 
 from __future__ import annotations
@@ -17,11 +18,17 @@ _PLAIN = {"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ð": "d", "ħ": "h", "ŧ"
           "þ": "th"}
 
 
+# Kana's voicing marks make another sound and another word (リング "ring", リンク "link"; が, か): no accent.
+_KANA_VOICING = "\u3099\u309a"
+
+
 class _FoldTable(dict[int, str]):
     """str.translate's table, filled as characters are met: the folding of a character never changes."""
 
     def __missing__(self, code: int) -> str:
         decomposed = unicodedata.normalize("NFKD", chr(code))
+        if any(c in _KANA_VOICING for c in decomposed):
+            decomposed = unicodedata.normalize("NFC", decomposed)  # グ stays グ; Hangul stays in jamo, as before
         folded = "".join(c for c in decomposed if not unicodedata.category(c).startswith("M")).casefold()
         folded = "".join(_PLAIN.get(c, c) for c in folded)
         self[code] = folded
