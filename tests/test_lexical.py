@@ -87,12 +87,22 @@ def test_snippet_window_goes_to_the_match() -> None:
     ("Как экспортировать заметку в PDF", ("экспортировать", "заметку", "pdf")),
     ("Notu PDF olarak nasıl dışa aktarırım", ("notu", "pdf", "olarak", "dışa", "aktarırım")),
     ("vi mode and CI", ("vi", "mode", "ci")),  # an editor and a build server, not pronouns
+    # a QA pass: "qu, est, ce, j, ai" were the terms of a French question, "hat" of a German one
+    ("qu'est-ce que j'ai visité à Kyoto", ("visité", "kyoto")),
+    ("le temple de l'érable", ("temple", "érable")),
+    ("was hat der Urlaub gekostet", ("urlaub", "gekostet")),
+    ("cosa abbiamo visto nell'app", ("visto", "app")),
 ])
 def test_function_words_of_every_language_the_model_reads_are_not_terms(query: str, terms: tuple[str, ...]) -> None:
     submitted = build_query(query, prefix_last=False, drop_stopwords=False)
     assert submitted.terms == terms  # what coverage counts and snippets mark
     typed = build_query(query + " ")
     assert len(typed.parts) == len(terms)  # what search-as-you-type asks FTS5 for
+
+
+def test_an_english_contraction_is_no_elision() -> None:
+    query = build_query("people can't read my plugin's notes", prefix_last=False, drop_stopwords=False)
+    assert query.terms == ("people", "can", "t", "read", "plugin", "s", "notes")  # as the dev sets were tuned
 
 
 def test_a_japanese_query_is_searched_by_its_content_not_its_particles() -> None:

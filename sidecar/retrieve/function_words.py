@@ -25,18 +25,19 @@ BY_LANGUAGE: dict[str, str] = {
     "es": "el la los las un una unos unas de del al a en y o u e que qué se con sin por para como cómo es son "
           "está están hay mi mis tu tus su sus lo le les me te nos yo él ella ellos ellas usted ustedes este esta "
           "estos estas ese esa esos esas esto eso más muy pero ya no sí también cuando cuándo donde dónde cual "
-          "cuál cuáles quien quién porque puedo puede pueden",
+          "cuál cuáles quien quién porque puedo puede pueden has ha hemos han fue soy eres somos",
     "fr": "le la les un une des du de au aux à en et ou que qui quoi ne pas est sont être avoir ai je tu il elle "
           "on nous vous ils elles me te se mon ma mes ton ta tes sa ses notre nos votre vos leur leurs ce cet "
           "cette ces dans sur pour par avec sans plus mais comment quand où quel quelle quels quelles pourquoi "
-          "y peux peut",
+          "y peux peut qu j l d as avons avez ont été était suis es sommes êtes",
     "de": "der die das den dem des ein eine einen einem einer eines und oder aber in im an am auf aus bei mit "
           "nach von vom zu zum zur für über unter ist sind wird werden kann können ich du er sie es wir ihr mein "
           "meine meinen dein deine sein seine nicht kein keine wie was wo wann warum welche welcher welches auch "
-          "noch nur dass als wenn sich mich mir dich dir",
+          "noch nur dass als wenn sich mich mir dich dir hat habe haben hast hatte wurde wurden bin bist",
     "it": "il lo la i gli le un uno una di del della dei degli delle dello a al alla ai agli alle da dal dalla "
           "in nel nella nei nelle sul sulla con per tra fra e ed o che non come cosa è sono mi ti si ne mio mia "
-          "tuo tua suo sua questo questa quello quella più ma anche quando dove quale quali perché posso può",
+          "tuo tua suo sua questo questa quello quella più ma anche quando dove quale quali perché posso può ho "
+          "hai ha abbiamo avete hanno stato stata",
     "nl": "de het een en of in op van voor met aan bij naar uit te is zijn wordt kan ik je jij hij zij ze we wij "
           "mijn jouw niet geen hoe wat waar wanneer waarom welke ook maar dat dit deze om er",
     "pl": "i w we z ze na do o od po za przez dla jak co czy nie to jest są się mój moja moje ten ta te jaki "
@@ -54,3 +55,5 @@ BY_LANGUAGE: dict[str, str] = {
 }
 
 FUNCTION_WORDS = frozenset(word for words in BY_LANGUAGE.values() for word in words.split())
+# French and Italian write an article, pronoun or preposition against the next word: l'érable, qu'il, dell'app
+ELIDED = frozenset(("l", "d", "j", "m", "t", "s", "n", "c", "qu", "dell", "nell", "dall", "sull", "all", "un"))

@@ -29,7 +29,7 @@ from sidecar.ingest.fold import (
     keyword_fold,
     without_article,
 )
-from sidecar.retrieve.function_words import FUNCTION_WORDS
+from sidecar.retrieve.function_words import ELIDED, FUNCTION_WORDS
 
 WORD = re.compile(KEYWORD_WORD)  # an Arabic word keeps its vowel marks
 PHRASE = re.compile(r'"([^"]+)"')
@@ -46,7 +46,6 @@ _ENDINGS = ("ться тся ть иями ями ами ого его ому е
             "ям ом ию ия ии ів а я ы и у ю е о ь й і ї")
 CYRILLIC_ENDINGS = tuple(sorted(_ENDINGS.split(), key=len, reverse=True))  # the longest that fits is taken off
 MIN_STEM = 4
-QUERY_PUNCTUATION = ".,;:!?()[]{}'\"¿¡«»“”„؟"  # around a word: "¿cómo" is the function word "cómo"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +106,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
             parts.append(required[-1])
             terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
     tokens = [tok for tok in rest.split() if WORD.search(tok) or PICTOGRAPH.search(tok)]
-    content = [tok for tok in tokens if tok.lower().strip(QUERY_PUNCTUATION) not in FUNCTION_WORDS]
+    content = [tok for tok in tokens if not is_function_token(tok)]
     function_words = set(tokens) - set(content)
     if drop_stopwords and (content or phrases):
         tokens = content
@@ -124,7 +123,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
             if not words:
                 continue
             if not (content and token in function_words):  # a function word is searched, never a term to mark
-                terms += [without_article(fold(w)) if ARABIC_LETTER.search(w) else w.lower() for w in words]
+                terms += [_term(w) for w in (words[1:] if len(words) > 1 and is_elided(token) else words)]
             last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
             if len(words) == 1:  # a word as the keyword index folds it (fold.keyword_variants); phrases stay
                 words = [keyword_fold(words[0].lower())]
@@ -138,6 +137,27 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
     fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
     return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback,
                         tuple(dict.fromkeys(required)))
+
+
+ELIDED_START = re.compile(r"\W*+(\w+)['’]\w")
+
+
+def is_elided(token: str) -> bool:
+    """Whether the token starts with an elided article, pronoun or preposition ("l'érable", "dell'app"), which
+    is no term; "can't" and "player's" are English words as they are."""
+    start = ELIDED_START.match(token)
+    return start is not None and start.group(1).lower() in ELIDED
+
+
+def _term(word: str) -> str:
+    """A query word as a term: lowered; an Arabic one folded and without its article, as the text is read."""
+    return without_article(fold(word)) if ARABIC_LETTER.search(word) else word.lower()
+
+
+def is_function_token(token: str) -> bool:
+    """A query token made of function words alone: "¿cómo", "qu'est-ce", "j'ai" (its words, punctuation aside)."""
+    words = WORD.findall(token.lower())
+    return bool(words) and all(w in FUNCTION_WORDS for w in words)
 
 
 def without_ending(word: str) -> str:
