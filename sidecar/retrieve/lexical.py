@@ -205,7 +205,13 @@ def mark_pattern(term: str) -> re.Pattern[str]:
     stem finds "locked" for "locking"; marked, "rest" of "restic" would light up every "Restore")."""
     if not is_word_term(term) or len(term) <= SHORT_TERM:
         return term_pattern(term)
-    return re.compile(rf"{_word_start(term)}{re.escape(term)}")
+    return re.compile(rf"{_word_start(term)}{re.escape(marked_form(term))}")
+
+
+def marked_form(term: str) -> str:
+    """What of a folded term a snippet marks (and the word it starts, whole): the term; a Cyrillic word as
+    the keyword index found it, without its ending ("борщом" marks "борща")."""
+    return without_ending(term) if CYRILLIC_WORD.fullmatch(term) else term
 
 
 def _word_start(term: str) -> str:
@@ -238,7 +244,7 @@ def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:
     folded, offsets = fold_with_offsets(text)
     spans: list[tuple[int, int]] = []
     for term in dict.fromkeys(fold(t) for t in terms):
-        if not term or term not in folded:
+        if not term or marked_form(term) not in folded:
             continue
         whole_word = is_word_term(term)
         for match in mark_pattern(term).finditer(folded):
