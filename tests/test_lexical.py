@@ -19,8 +19,13 @@ def test_any_text_builds_a_quoted_query(text: str) -> None:
 
 
 def test_prefix_for_the_word_being_typed() -> None:
-    assert build_query("hybrid sear").match == '"hybrid" OR "sear" *'
-    assert build_query("hybrid sear ").match == '"hybrid" OR "sear"'
+    assert build_query("fused sear").match == '"fused" OR "sear" *'
+    assert build_query("fused sear ").match == '"fused" OR "sear"'
+
+
+def test_a_long_word_also_finds_the_longer_words_it_starts() -> None:
+    """A QA pass: "Kartoffel" found nothing in a note about Kartoffeln (Porter reads English alone)."""
+    assert build_query("Kartoffel Suppe", prefix_last=False).match == '"kartoffel" * OR "suppe"'
 
 
 def test_phrases_stay_phrases() -> None:

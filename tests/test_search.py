@@ -63,10 +63,12 @@ def test_cjk_and_portuguese_are_findable(demo_index: VaultIndex) -> None:
 
 
 def test_prefix_of_the_word_being_typed(demo_index: VaultIndex) -> None:
-    typed = demo_index.search("sourdou", mode="lexical", typed=True)["results"]
+    typed = demo_index.search("sourd", mode="lexical", typed=True)["results"]
     assert typed[0]["path"] == "Cooking/Sourdough Bread.md"
-    assert demo_index.search("sourdou ", mode="lexical", typed=True)["results"] == []  # a finished word is not a prefix
-    assert demo_index.search("sourdou", mode="lexical")["results"] == []  # a submitted query is its words
+    assert demo_index.search("sourd ", mode="lexical", typed=True)["results"] == []  # a finished word is not a prefix
+    assert demo_index.search("sourd", mode="lexical")["results"] == []  # a submitted query is its words
+    # ... unless it is long enough to be a word that others start with (lexical.MIN_PREFIX_WORD: "Kartoffeln")
+    assert demo_index.search("sourdou", mode="lexical")["results"][0]["path"] == "Cooking/Sourdough Bread.md"
 
 
 def test_a_submitted_query_keeps_its_function_words(demo_index: VaultIndex) -> None:

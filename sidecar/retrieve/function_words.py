@@ -29,7 +29,7 @@ BY_LANGUAGE: dict[str, str] = {
     "fr": "le la les un une des du de au aux à en et ou que qui quoi ne pas est sont être avoir ai je tu il elle "
           "on nous vous ils elles me te se mon ma mes ton ta tes sa ses notre nos votre vos leur leurs ce cet "
           "cette ces dans sur pour par avec sans plus mais comment quand où quel quelle quels quelles pourquoi "
-          "y peux peut qu j l d as avons avez ont été était suis es sommes êtes",
+          "y peux peut as avons avez ont été était suis es sommes êtes",
     "de": "der die das den dem des ein eine einen einem einer eines und oder aber in im an am auf aus bei mit "
           "nach von vom zu zum zur für über unter ist sind wird werden kann können ich du er sie es wir ihr mein "
           "meine meinen dein deine sein seine nicht kein keine wie was wo wann warum welche welcher welches auch "
