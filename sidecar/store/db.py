@@ -354,7 +354,8 @@ def _forget_dropped(conn: Any) -> None:
 def _drop_everything(conn: Any) -> str:
     """An index of an older schema is a cache of the vault: it is rebuilt, never half-migrated.
     Triggers go first, then virtual tables (they drop their own shadow tables), then the rest."""
-    log.warning("the index was written with an older schema: rebuilding it from the vault")
+    log.warning("the index was written with an older schema: cleared, and rebuilt from the vault by the next "
+                "index run (`sidecar index`, or `sidecar serve`)")
     triggers = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")]
     rows = conn.execute("SELECT name, sql LIKE 'CREATE VIRTUAL TABLE%' FROM sqlite_master"
                         " WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
