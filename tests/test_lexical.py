@@ -121,7 +121,8 @@ def test_a_japanese_query_is_searched_by_its_content_not_its_particles() -> None
 
 
 @pytest.mark.parametrize(("word", "match"), [
-    ("заметку", '"заметк" *'), ("файлы", '"файл" *'), ("создать", '"созда" *'), ("синхронизации", '"синхронизац" *'),
+    ("заметку", '"заметк" *'), ("файлы", '"файл" *'), ("создать", '"созд" *'), ("синхронизации", '"синхронизац" *'),
+    ("приготовить", '"приготов" *'), ("створити", '"створ" *'),  # an infinitive finds its noun: "приготовление"
     ("формат", '"формат" *'), ("привет", '"привет" *'),  # a verb's ending ends these nouns: not taken off
     ("кот", '"кот"'),  # under five letters: the word itself
 ])

@@ -39,11 +39,13 @@ MAX_TERMS = 32  # a CJK sentence of 30 characters is 29 bigrams
 # Russian and Ukrainian words change their endings with case and number ("заметка", "заметку", "заметки"),
 # and FTS5's Porter stemmer reads English alone: a Cyrillic word of five letters or more is looked up as the
 # prefix left when its ending is taken off ("заметк*"), at least MIN_STEM letters of it. The endings are
-# those of nouns, adjectives and the infinitive; a verb's present and past endings (-ет, -ит, -ат, -ал) end
-# too many nouns ("привет", "кредит", "формат", "канал") to be taken off without a dictionary.
+# those of nouns, adjectives and the infinitive ("приготовить" finds "приготовление"); a verb's present and
+# past endings (-ет, -ит, -ат, -ал) end too many nouns ("привет", "кредит", "формат", "канал") to be taken
+# off without a dictionary.
 CYRILLIC_WORD = re.compile(r"[а-яєіїґ]{5,}")
-_ENDINGS = ("ться тся ть иями ями ами ого его ому ему ыми ими ой ей ий ый ая яя ое ее ые ие ую юю ов ев ах ях ам "
-            "ям ом ию ия ии ів а я ы и у ю е о ь й і ї")
+_ENDINGS = ("ться тся ить ать ять еть ыть уть ть ити ати ти "  # infinitives (Russian, Ukrainian)
+            "иями ями ами ого его ому ему ыми ими ой ей ий ый ая яя ое ее ые ие ую юю ов ев ах ях ам ям ом ию ия ии ів "
+            "а я ы и у ю е о ь й і ї")
 CYRILLIC_ENDINGS = tuple(sorted(_ENDINGS.split(), key=len, reverse=True))  # the longest that fits is taken off
 MIN_STEM = 4
 # Porter reads English alone: in a submitted query, a word of this many letters or more is also looked up as
@@ -186,7 +188,9 @@ SHORT_TERM = 2  # letters: a word this short ("l" of "l'erreur", "в") is found 
 
 
 def term_stem(term: str) -> str:
-    return term[: max(4, len(term) - 2)]
+    """What of a word term a text must hold at a word's start: the term less two letters; a Cyrillic word
+    less its ending, as the keyword index looks it up ("приготовить" holds "приготовление")."""
+    return without_ending(term) if CYRILLIC_WORD.fullmatch(term) else term[: max(4, len(term) - 2)]
 
 
 def is_word_term(term: str) -> bool:
