@@ -44,7 +44,7 @@ class ParsedNote:
     body_start_line: int  # 1-based file line of the first body line
     warnings: tuple[str, ...] = ()  # e.g. "malformed frontmatter: ..."
     findings: tuple[Finding, ...] = ()  # credentials only the read frontmatter spells (redact.redact_read_values)
-    template_variables: bool = False  # `{{date}}` or `<% ... %>` outside code or in a property (parse.is_template)
+    template_variables: bool = False  # `{{date}}` or `<% ... %>` where a form has one: a property, a field line (parse.is_template)
 
 
 @dataclass(frozen=True, slots=True)

@@ -606,7 +606,7 @@ class _BodyScan:
     block_ids: tuple[str, ...]
     tags: tuple[str, ...]
     links: tuple[Link, ...]
-    template_variables: bool  # a variable outside code: a note showing a template in a code block is a note
+    template_variables: bool  # a variable on a form's field line outside code (_has_field)
 
 
 def _capped(items: Iterable[_T], what: str, warnings: list[str]) -> list[_T]:
@@ -830,7 +830,8 @@ _TEMPLATE_NAME = re.compile(r"(?:^|\s)template$", re.IGNORECASE)
 
 def is_template(path: str, template_variables: bool) -> bool:
     """A template (a form to fill in, not a note): it holds a variable (core Templates' `{{date}}`,
-    Templater's `<% ... %>`) outside code, or its file is named "... Template" (kepano's vault names all 53
-    so; half hold no variable). Obsidian's templates folder setting lives in `.obsidian/`, never read."""
+    Templater's `<% ... %>`) where a form has one, in a property or on a field line outside code (_has_field),
+    or its file is named "... Template" (kepano's vault names all 53 so; half hold no variable). Obsidian's
+    templates folder setting lives in `.obsidian/`, never read."""
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     return template_variables or _TEMPLATE_NAME.search(stem) is not None

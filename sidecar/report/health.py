@@ -97,7 +97,8 @@ RULES = [
     "related notes do: meaning, plus links here and shared tags. Suggestions are made for the first "
     f"{SUGGEST_ITEMS} items of a section; every item is listed and counted.",
     "Clusters: groups of notes connected by links (either direction) that are not connected to the largest group.",
-    "Templates (a note holding {{date}}-style or <% %> variables outside code, or named '... Template') are "
+    "Templates (a note with {{date}}-style or <% %> variables where a form has them, in a property or on a "
+    "field line outside code, or named '... Template') are "
     "forms, not notes: they are never orphans, dead ends, stubs or empty, their links connect no notes, their "
     "tags are not 'used once', and no note is told to link to one.",
     "Stale: notes whose size or modification time on disk differ from the index, or that are on disk but "

@@ -129,7 +129,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
             if not words:
                 continue
             if not (content and token in function_words):  # a function word is searched, never a term to mark
-                terms += [_term(w) for w in (words[1:] if len(words) > 1 and is_elided(token) else words)]
+                terms += [_term(w) for w in past_elision(token, words)]
             last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
             if len(words) == 1:  # a word as the keyword index folds it (fold.keyword_variants); phrases stay
                 words = [keyword_fold(words[0].lower())]
@@ -150,11 +150,11 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
 ELIDED_START = re.compile(r"\W*+(\w+)['’]\w")
 
 
-def is_elided(token: str) -> bool:
-    """Whether the token starts with an elided article, pronoun or preposition ("l'érable", "dell'app"), which
-    is no term; "can't" and "player's" are English words as they are."""
+def past_elision(token: str, words: list[str]) -> list[str]:
+    """The token's words less an elided article, pronoun or preposition at its start ("l'érable" -> érable,
+    "dell'app" -> app), which is no term; "can't" and "player's" are English words as they are."""
     start = ELIDED_START.match(token)
-    return start is not None and start.group(1).lower() in ELIDED
+    return words[1:] if len(words) > 1 and start is not None and start.group(1).lower() in ELIDED else words
 
 
 def _term(word: str) -> str:
@@ -165,8 +165,7 @@ def _term(word: str) -> str:
 def is_function_token(token: str) -> bool:
     """A query token made of function words alone: "¿cómo", "qu'est-ce", "j'ai" (its words, punctuation and an
     elided start aside; "D&D" is two letters, not two elided articles)."""
-    words = WORD.findall(token.lower())
-    words = words[1:] if len(words) > 1 and is_elided(token) else words
+    words = past_elision(token, WORD.findall(token.lower()))
     return bool(words) and all(w in FUNCTION_WORDS for w in words)
 
 
@@ -187,6 +186,7 @@ class Snippet:
 SHORT_TERM = 2  # letters: a word this short ("l" of "l'erreur", "в") is found whole, never as another's start
 
 
+@functools.lru_cache(maxsize=4096)
 def term_stem(term: str) -> str:
     """What of a word term a text must hold at a word's start: the term less two letters; a Cyrillic word
     less its ending, as the keyword index looks it up ("приготовить" holds "приготовление")."""
@@ -239,15 +239,22 @@ def holds_term(folded_text: str, folded_term: str) -> bool:
         return False
     if not is_word_term(folded_term):
         return folded_term in folded_text
-    if len(folded_term) <= SHORT_TERM or ARABIC_LETTER.search(folded_term):
+    stem = _found_by_find(folded_term)
+    if stem is None:
         return folded_term in folded_text and term_pattern(folded_term).search(folded_text) is not None
-    stem = term_stem(folded_term)
     at = folded_text.find(stem)
     while at != -1:
         if at == 0 or not folded_text[at - 1].isalnum():  # regex (?<![^\W_]): "_" parts words too
             return True
         at = folded_text.find(stem, at + 1)
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _found_by_find(term: str) -> str | None:
+    """The stem holds_term looks for with str.find, or None where only term_pattern can tell: a word of one or
+    two letters (whole words only), an Arabic word (after its article too). Once per term, not per section."""
+    return None if len(term) <= SHORT_TERM or ARABIC_LETTER.search(term) else term_stem(term)
 
 
 def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:

@@ -24,6 +24,19 @@ def like_escape(text: str) -> str:
 
 
 # ---- search: the notes a filter allows -----------------------------------------------------------
+# The one spelling of each filter rule, for the notes that pass and for saying which filter nothing passes.
+_IN_FOLDER = "path_lower LIKE ? ESCAPE '\\'"  # a note anywhere under the folder
+_TAG_OR_CHILD = "tag_lower = ? OR tag_lower LIKE ? ESCAPE '\\'"  # a tag, or one nested under it (#project/x)
+
+
+def _folder_params(folder: str) -> list[object]:
+    return [like_escape(folder) + "/%"]
+
+
+def _tag_params(tag: str) -> list[object]:
+    return [tag, like_escape(tag) + "/%"]
+
+
 def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | None, fields: Mapping[str, str],
                       modified_since_ns: int | None, exclude_path: str | None, exclude_matches: Sequence[str],
                       require_matches: Sequence[str] = ()) -> set[int]:
@@ -34,11 +47,11 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
     clauses: list[str] = []
     params: list[object] = []
     if folder is not None:
-        clauses.append("(path_lower LIKE ? ESCAPE '\\')")
-        params.append(like_escape(folder) + "/%")
+        clauses.append(f"({_IN_FOLDER})")
+        params += _folder_params(folder)
     if tag is not None:
-        clauses.append("id IN (SELECT note_id FROM tags WHERE tag_lower = ? OR tag_lower LIKE ? ESCAPE '\\')")
-        params += [tag, like_escape(tag) + "/%"]
+        clauses.append(f"id IN (SELECT note_id FROM tags WHERE {_TAG_OR_CHILD})")
+        params += _tag_params(tag)
     for key, value in fields.items():
         path = '$."' + key.replace('"', "") + '"'
         # A value in ASCII compares by SQLite's lower() (C, every note's value); any other folded whole.
@@ -66,11 +79,11 @@ def filtered_note_ids(conn: sqlite3.Connection, folder: str | None, tag: str | N
 def filter_misses(conn: sqlite3.Connection, folder: str | None, tag: str | None) -> list[str]:
     """Which of a filter's folder (lower-case) and tag (lower-case, no #) no indexed note has."""
     missing = []
-    if folder is not None and conn.execute("SELECT NOT EXISTS(SELECT 1 FROM notes WHERE path_lower LIKE ? ESCAPE '\\')",
-                                           (like_escape(folder) + "/%",)).fetchone()[0]:
+    if folder is not None and conn.execute(f"SELECT NOT EXISTS(SELECT 1 FROM notes WHERE {_IN_FOLDER})",
+                                           _folder_params(folder)).fetchone()[0]:
         missing.append("folder")
-    if tag is not None and conn.execute("SELECT NOT EXISTS(SELECT 1 FROM tags WHERE tag_lower = ? OR tag_lower LIKE ?"
-                                        " ESCAPE '\\')", (tag, like_escape(tag) + "/%")).fetchone()[0]:
+    if tag is not None and conn.execute(f"SELECT NOT EXISTS(SELECT 1 FROM tags WHERE {_TAG_OR_CHILD})",
+                                        _tag_params(tag)).fetchone()[0]:
         missing.append("tag")
     return missing
 
