@@ -54,6 +54,16 @@ def test_query_evidence_from_document_counts() -> None:
     assert ev.weighted_coverage(list(ev.idf)) == pytest.approx(1.0)
 
 
+def test_a_word_the_vault_lacks_tells_more_the_bigger_the_vault() -> None:
+    """A few dozen notes lack most everyday words ("sticky", "blackout"); thousands of sections lack few."""
+    counts = {"loaf": 3, "sticky": 0}
+    small, mid, big = (query_evidence(counts, sections=n) for n in (250, 600, 20_000))
+    assert small.unseen_share == big.unseen_share == 0.5
+    assert small.absent == 0.0 < mid.absent < big.absent == 0.5
+    made_up = query_evidence({"zorblax": 0}, sections=250)
+    assert made_up.absent == 1.0  # no word the vault has: as telling in any vault
+
+
 def test_a_query_of_common_words_alone_is_no_full_evidence() -> None:
     """A hit holding "the" holds all of the query "the": that share must not read as a rare word's."""
     common = query_evidence({"the": 800}, sections=1000)

@@ -121,6 +121,14 @@ def test_unanswerable_question_is_flagged_not_presented_as_a_hit(demo_index: Vau
     assert exact["band"] == "high" and exact["caveat"] is None
 
 
+def test_a_paraphrase_is_not_low_for_a_word_a_small_vault_lacks(demo_index: VaultIndex) -> None:
+    """"sticky" is in none of the demo vault's notes: in a vault this small that says little against
+    the bread note answering it (it was `low`, "the vault does not answer this")."""
+    res = demo_index.search("my loaf comes out heavy and sticky inside")
+    assert res["results"][0]["path"] == "Cooking/Sourdough Bread.md" and res["band"] == "medium"
+    assert demo_index.search("zanzibarquokka")["band"] == "low"  # a made-up word still is
+
+
 @pytest.mark.parametrize("query", ["Proxmox", "FTS5", "Caldo Verde"])
 def test_a_keyword_hit_has_the_same_band_in_lexical_mode(demo_index: VaultIndex, query: str) -> None:
     """Lexical mode ranks by keywords, but the band still weighs each hit's cosine: a note named after

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 
 RARE_SHARE = 0.01  # a term in at most 1% of sections is specific enough to be the answer
 MIN_COUNT_CAP = 500  # counting stops here: a term in 500+ sections is common, however many more
+# An absent word tells more the more words the vault has: a vault of a few dozen notes lacks most
+# everyday words, so a real question's wording ("blackout", "sticky") is often missing from it too
+SMALL_VAULT = 300  # sections up to which a word the vault lacks is no evidence against an answer
+FULL_VOCABULARY = 1000  # sections from which it counts fully (log-scale between the two)
 EXACT = re.compile(r"\d")  # years, versions, error codes: a hit without the very number does not answer
 
 
@@ -21,6 +25,13 @@ class QueryEvidence:
     rare: frozenset[str]  # terms found in a few sections only
     exact: frozenset[str]  # terms with digits, which only an exact hit answers ("2023", "v1", "e404")
     least_weight: float = 0.0  # what a query's words must weigh together for a hit holding them all to count fully
+    absence_weight: float = 1.0  # how much a word the vault lacks tells, by the vault's size (absence_weight())
+
+    @property
+    def absent(self) -> float:
+        """The evidence against any answer from the query's words the vault lacks: their share, weighed by
+        the vault's size; a query with no word the vault has (a made-up word) counts fully in any vault."""
+        return self.unseen_share * (1.0 if self.unseen_share >= 1.0 else self.absence_weight)
 
     def weighted_coverage(self, found: Sequence[str]) -> float:
         """The IDF-weighted share of the query a hit holds. A query of common words alone ("the") weighs
@@ -33,6 +44,12 @@ def count_cap(sections: int) -> int:
     return max(MIN_COUNT_CAP, int(sections * RARE_SHARE)) + 1
 
 
+def absence_weight(sections: int) -> float:
+    if sections <= SMALL_VAULT:
+        return 0.0
+    return min(1.0, math.log(sections / SMALL_VAULT) / math.log(FULL_VOCABULARY / SMALL_VAULT))
+
+
 def query_evidence(counts: Mapping[str, int], sections: int) -> QueryEvidence:
     """From each term's section count (capped at count_cap) and the number of sections."""
     n = max(1, sections)
@@ -41,4 +58,5 @@ def query_evidence(counts: Mapping[str, int], sections: int) -> QueryEvidence:
     rare_count = max(5, int(n * RARE_SHARE))
     rare = frozenset(t for t, c in counts.items() if 0 < c <= rare_count and len(t) >= 4)
     exact = frozenset(t for t in counts if EXACT.search(t))
-    return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)))
+    return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)),
+                         absence_weight=absence_weight(n))

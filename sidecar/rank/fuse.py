@@ -66,12 +66,13 @@ COVERAGE_WEIGHT = 0.5  # how much the query's rare words found in the hit count 
 UNSEEN_PENALTY = 0.3  # how much the query's words found nowhere in the vault count against it
 
 
-def confidence(similarity: float | None, weighted_coverage: float, unseen_share: float) -> float:
+def confidence(similarity: float | None, weighted_coverage: float, absent: float) -> float:
     """One number per hit from three signals, none enough alone (docs/ranking.md): the cosine; the
     IDF-weighted share of the query's words the hit holds (a rare word found is strong evidence, a
     function word found is none); the share of the query's words the vault does not have at all
-    (a made-up word, or the subject of a question the vault never mentions)."""
-    return (similarity or 0.0) + COVERAGE_WEIGHT * weighted_coverage - UNSEEN_PENALTY * unseen_share
+    (a made-up word, or the subject of a question the vault never mentions), weighed by the vault's
+    size (QueryEvidence.absent)."""
+    return (similarity or 0.0) + COVERAGE_WEIGHT * weighted_coverage - UNSEEN_PENALTY * absent
 
 
 def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, exact_missing: bool,

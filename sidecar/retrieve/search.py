@@ -558,7 +558,7 @@ class Searcher:
         rare_hit = lex_rank is not None and bool(evidence.rare & set(found)) and not exact_missing
         # No cosine (no vectors yet, or the model knows too few of the query's pieces): the band is the
         # keywords' alone, never high on them, rather than a cosine of 0 reading as "no answer".
-        score = confidence(cosine, evidence.weighted_coverage(found), evidence.unseen_share) \
+        score = confidence(cosine, evidence.weighted_coverage(found), evidence.absent) \
             if vectors_available and cosine is not None else None
         band = band_for(score, coverage, rare_hit, exact_missing, self.thresholds)
         snippet = make_snippet(best["body"], lexq.terms)
