@@ -2,6 +2,7 @@
 shared evaluation vaults (`../shared/eval-vaults/*/queries.jsonl`, written by people outside the team).
 
     python3 build.py eval [--sets demo,obsidian-help-ja] [--configs lexical,rrf,full] [--set NAME=VALUE ...]
+                          [--vaults DIR ...]
 
 Each vault is indexed once into bench/out/eval-index/<model>/<set>/ (incremental afterwards, so a rerun
 only re-embeds when the model changed). Prints per set: nDCG@10, hit@10 and MRR@10 for every
@@ -34,12 +35,15 @@ OUT = ROOT / "bench" / "out"
 DEMO = ("demo", ROOT / "examples" / "demo-vault", ROOT / "examples" / "demo-vault.queries.json")
 
 
-def query_sets() -> list[tuple[str, Path, Path]]:
+def query_sets(roots: list[Path] | None = None) -> list[tuple[str, Path, Path]]:
+    """The demo set, then every `<root>/<set>/` holding `vault/` and `queries.jsonl` (the shared vaults
+    by default; `--vaults DIR` adds folders laid out the same way, such as a user's own labelled sets)."""
     sets = [DEMO]
-    if SHARED.is_dir():
-        for folder in sorted(SHARED.iterdir()):
-            if (folder / "queries.jsonl").is_file() and (folder / "vault").is_dir():
-                sets.append((folder.name, folder / "vault", folder / "queries.jsonl"))
+    for root in [SHARED, *(roots or [])]:
+        if root.is_dir():
+            for folder in sorted(root.iterdir()):
+                if (folder / "queries.jsonl").is_file() and (folder / "vault").is_dir():
+                    sets.append((folder.name, folder / "vault", folder / "queries.jsonl"))
     return sets
 
 
@@ -111,8 +115,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
                         help="override one Ranking field")
     parser.add_argument("--out", default=str(OUT / "eval-results"), help="path prefix for the .json and .md")
+    parser.add_argument("--vaults", action="append", default=[], metavar="DIR",
+                        help="another folder of sets laid out as the shared ones (<DIR>/<set>/vault, queries.jsonl)")
     args = parser.parse_args(argv)
-    sets = query_sets()
+    sets = query_sets([Path(v) for v in args.vaults])
     if args.sets:
         wanted_sets = set(args.sets.split(","))
         sets = [s for s in sets if s[0] in wanted_sets]
