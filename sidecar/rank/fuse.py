@@ -10,7 +10,7 @@ from sidecar.protocol_types import Band
 
 # Band thresholds on a hit's confidence (see `confidence`). Defaults measured on the shared dev sets
 # with the embedded model; `sidecar calibrate` replaces them with the user's own vault's figures.
-BAND_RULE = "confidence-2"  # stored with measured thresholds: another rule or model measures them anew
+BAND_RULE = "confidence-3"  # stored with measured thresholds: another rule or model measures them anew
 DEFAULT_HIGH = 0.85
 DEFAULT_LOW = 0.52
 
