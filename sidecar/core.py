@@ -229,8 +229,15 @@ class VaultIndex:
         return Thresholds(*snap.thresholds)
 
     def _stored_bands(self) -> Thresholds:
-        rows = meta_values(self.reader(), ("band_high", "band_low"))
+        rows = self._band_meta()
         return Thresholds(float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
+
+    def _band_meta(self) -> dict[str, str]:
+        """What is stored about the thresholds, if measured for this band rule: thresholds on another rule's
+        scale (an index from before an upgrade, manual ones too) are not used; the defaults stand until
+        the next index run or `sidecar calibrate`."""
+        rows = meta_values(self.reader(), ("band_high", "band_low", "band_source", "band_measured_with"))
+        return rows if rows.get("band_measured_with", "").endswith(BAND_RULE) else {}
 
     def save_thresholds(self, low: float, high: float, source: str = "manual", chunks: int = 0) -> None:
         measured_with = f"{self.embedder.fingerprint} {BAND_RULE}" if self.embedder else BAND_RULE
@@ -264,7 +271,7 @@ class VaultIndex:
 
     def thresholds_info(self) -> BandThresholds:
         t = self._stored_bands()  # straight from meta: status must not load the vectors to say this
-        source = meta_value(self.reader(), "band_source")
+        source = self._band_meta().get("band_source")
         return {"high": t.high, "low": t.low, "source": "auto" if source == "auto" else "manual" if source == "manual" else "default"}
 
     def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: dict[str, Any] | None = None,
@@ -298,7 +305,7 @@ class VaultIndex:
         loading, embedder = self.model.loading, self.embedder  # in this order, before the snapshot (load_model)
         with self._one_read() as conn:
             snap = self.snapshot()
-            finder = Related(conn, snap, embedder, self.thresholds(snap))
+            finder = Related(conn, snap, embedder)
             result = finder.related(path, text, cursor_heading, limit)
         # a note excluded since the last index run is never served (Searcher.hidden does this for search)
         result["results"] = [r for r in result["results"] if not self.vault.exclusion_reason(r["path"])]

@@ -193,6 +193,16 @@ def test_a_query_asked_again_reuses_its_vector_read_only(embedder: Embedder) -> 
     assert embedder.encode_query("daily note template ideas") is not first
 
 
+def test_the_bands_read_the_multilingual_part(embedder: Embedder, tmp_path: Path) -> None:
+    """It reads every language as words; the English part reads Hangul a letter a piece."""
+    assert embedder.band_slice == slice(PART_DIM, 2 * PART_DIM)
+    assert Embedder.load(str(ENGLISH)).band_slice == slice(0, PART_DIM)  # one model: all of it
+    parts = [{"folder": str(p), "bands": True} for p in PARTS]
+    (tmp_path / COMPOSITE_FILE).write_text(json.dumps({"parts": parts}))
+    with pytest.raises(ModelUnavailable, match="more than one part"):
+        Embedder.load(str(tmp_path))
+
+
 def test_a_broken_parts_file_is_explained(tmp_path: Path) -> None:
     (tmp_path / COMPOSITE_FILE).write_text('{"parts": [{"weight": 1}]}')
     with pytest.raises(ModelUnavailable, match="not a valid list of model parts"):

@@ -94,3 +94,18 @@ def test_automatic_bands_are_measured_again_for_another_model(tmp_path: Path) ->
     index.store.conn.execute("UPDATE meta SET value = 'another-model confidence-1' WHERE key = 'band_measured_with'")
     assert needs_auto_calibration(index)  # thresholds measured with another model say nothing about this one
     index.close()
+
+
+def test_thresholds_from_another_band_rule_are_not_used(tmp_path: Path) -> None:
+    """Manual thresholds stored before an upgrade sit on the old confidence's scale: the defaults stand
+    until `sidecar calibrate` measures anew (an index run re-measures automatic ones)."""
+    from sidecar.rank.fuse import Thresholds
+    from tests.conftest import open_index
+
+    index = open_index(ROOT / "examples" / "demo-vault", tmp_path)
+    index.index()
+    index.save_thresholds(0.4, 0.9, source="manual")
+    assert index.thresholds_info() == {"high": 0.9, "low": 0.4, "source": "manual"}
+    index.store.conn.execute("UPDATE meta SET value = 'x confidence-1' WHERE key = 'band_measured_with'")
+    assert index.thresholds_info() == {"high": Thresholds().high, "low": Thresholds().low, "source": "default"}
+    index.close()

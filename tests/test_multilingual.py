@@ -75,6 +75,14 @@ def test_hybrid_search_answers_a_cjk_question(index: VaultIndex) -> None:
     assert res["results"][0]["highlights"]  # the matched bigrams are marked in the snippet
 
 
+def test_a_chinese_question_is_banded_on_the_scale_of_the_others(index: VaultIndex) -> None:
+    """The English part knows no piece of a Chinese question, so the pair's cosine was the multilingual
+    one times 0.7, while a Korean one read 0.97 from the English part's letters: the bands read the
+    multilingual part alone (help-zh: 19 of 32 answerable questions were `low`, now 1)."""
+    res = index.search("团队什么时候开会")
+    assert res["results"][0]["path"] == "会议.md" and res["band"] == "medium"
+
+
 def test_a_bigram_across_two_words_of_an_unspaced_script_counts_as_its_characters(index: VaultIndex) -> None:
     """A question's bigrams across two words (为什么应用 has 么应) are in no section: they counted as words
     the vault does not have, and on help-ja two answerable questions were `low` ("the vault does not

@@ -33,7 +33,7 @@ def test_only_fuse_compares_scores_with_the_band_thresholds() -> None:
     assert found == []
 
 
-def test_related_and_search_bands_share_the_thresholds() -> None:
+def test_related_and_search_bands_share_the_rule() -> None:
     t = Thresholds(high=0.8, low=0.5)
     for score in (0.2, 0.5, 0.79, 0.8, 0.95):
         assert related_band(score, False, t) == threshold_band(score, t) == band_for(score, 0.0, False, False, t)

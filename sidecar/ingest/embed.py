@@ -56,6 +56,7 @@ class _Part:
     model: StaticModel
     folder: Path | None  # None when the files' location is unknown (hub model outside the cache)
     weight: float = 1.0
+    bands: bool = False  # the part whose cosine the confidence bands read (Embedder.band_slice)
 
 
 class Embedder:
@@ -126,6 +127,16 @@ class Embedder:
             out.append(slice(start, start + int(part.model.dim)))
             start += int(part.model.dim)
         return out
+
+    @property
+    def band_slice(self) -> slice:
+        """The dimensions the confidence bands read a cosine from: the part marked `"bands": true` in
+        COMPOSITE_FILE, else the whole vector. The default pair marks its multilingual part: it reads
+        every language as words, while the English part reads kana, Hangul, Cyrillic and Arabic a letter
+        a piece (any two Korean texts about 0.97 apart) and Chinese not at all, so the pair's cosine
+        sits on another scale in each script (docs/ranking.md)."""
+        marked = [s for part, s in zip(self._parts, self.part_slices, strict=True) if part.bands]
+        return marked[0] if marked else slice(0, self.dim)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -224,14 +235,17 @@ def _trim_heap() -> None:
 
 
 def _composite_parts(folder: Path) -> list[_Part]:
-    """COMPOSITE_FILE: {"parts": [{"folder": "../other-model", "weight": 1.0}, ...]}, folders relative to it."""
+    """COMPOSITE_FILE: {"parts": [{"folder": "../other-model", "weight": 1.0, "bands": true}, ...]},
+    folders relative to it; `bands` (at most one part) marks the part the confidence bands read."""
     try:
         spec = json.loads((folder / COMPOSITE_FILE).read_text(encoding="utf-8"))
-        entries = [(folder / str(e["folder"])).resolve() for e in spec["parts"]], [float(e.get("weight", 1.0))
-                                                                                   for e in spec["parts"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        entries = [((folder / str(e["folder"])).resolve(), float(e.get("weight", 1.0)), e.get("bands", False) is True)
+                   for e in spec["parts"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelUnavailable(f"{folder / COMPOSITE_FILE} is not a valid list of model parts ({exc}).") from exc
-    return [_Part(_static(path), path, weight) for path, weight in zip(*entries, strict=True)]
+    if sum(bands for _, _, bands in entries) > 1:
+        raise ModelUnavailable(f"{folder / COMPOSITE_FILE} marks more than one part with \"bands\": mark one.")
+    return [_Part(_static(path), path, weight, bands) for path, weight, bands in entries]
 
 
 def _looks_like_path(model: str) -> bool:

@@ -10,9 +10,9 @@ from sidecar.protocol_types import Band
 
 # Band thresholds on a hit's confidence (see `confidence`). Defaults measured on the shared dev sets
 # with the embedded model; `sidecar calibrate` replaces them with the user's own vault's figures.
-BAND_RULE = "confidence-3"  # stored with measured thresholds: another rule or model measures them anew
-DEFAULT_HIGH = 0.85
-DEFAULT_LOW = 0.52
+BAND_RULE = "confidence-4"  # stored with measured thresholds: another rule or model measures them anew
+DEFAULT_HIGH = 0.70
+DEFAULT_LOW = 0.28
 
 CAVEATS = {
     "high": None,
@@ -27,6 +27,11 @@ CAVEATS = {
 class Thresholds:
     high: float = DEFAULT_HIGH
     low: float = DEFAULT_LOW
+
+
+# Related notes compare a note's whole text with another's, on the full vector's cosine: thresholds of
+# their own, fixed (measured with the default model before the search bands moved to one part's cosine).
+RELATED_THRESHOLDS = Thresholds(high=0.85, low=0.52)
 
 
 def rrf(legs: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int = 60) -> dict[int, float]:
@@ -63,7 +68,7 @@ def query_weights(query: str, lexical: float = 1.0, semantic: float = 1.0, quest
 
 
 COVERAGE_WEIGHT = 0.5  # how much the query's rare words found in the hit count next to the cosine
-UNSEEN_PENALTY = 0.3  # how much the query's words found nowhere in the vault count against it
+UNSEEN_PENALTY = 0.4  # how much the query's words found nowhere in the vault count against it
 
 
 def confidence(similarity: float | None, weighted_coverage: float, absent: float) -> float:
@@ -91,8 +96,8 @@ def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, 
     return "medium" if band == "high" and exact_missing else band
 
 
-def related_band(similarity: float | None, linked: bool, t: Thresholds) -> Band:
-    """high / medium / low for one related note: its best section's cosine on the same thresholds; a
+def related_band(similarity: float | None, linked: bool, t: Thresholds = RELATED_THRESHOLDS) -> Band:
+    """high / medium / low for one related note: its best section's cosine on RELATED_THRESHOLDS; a
     note linked with this one (it links here, or shares links) is at least medium whatever its text."""
     band = "low" if similarity is None else threshold_band(similarity, t)
     return "medium" if band == "low" and linked else band

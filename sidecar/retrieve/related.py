@@ -30,7 +30,7 @@ from sidecar.protocol_types import (
     RelatedReason,
     RelatedResponse,
 )
-from sidecar.rank.fuse import Thresholds, related_band
+from sidecar.rank.fuse import related_band
 from sidecar.retrieve.lexical import make_snippet
 from sidecar.retrieve.snapshot import Snapshot
 from sidecar.store import search_reads as reads
@@ -101,11 +101,10 @@ class Source:
 
 class Related:
     def __init__(self, conn: sqlite3.Connection, snap: Snapshot, embedder: Embedder | None,
-                 thresholds: Thresholds, weights: RelatedWeights | None = None) -> None:
+                 weights: RelatedWeights | None = None) -> None:
         self.conn = conn
         self.snap = snap
         self.embedder = embedder
-        self.thresholds = thresholds
         self.w = weights or RelatedWeights()
 
     def related(self, path: str | None = None, text: str | None = None, cursor_heading: str | None = None,
@@ -277,7 +276,7 @@ class Related:
                 continue
             chunk = self._best_chunk(note_id, e["chunk"], sections)
             sim = e["sim"]
-            band = related_band(sim, bool(e["links_here"] or e["shared_links"]), self.thresholds)
+            band = related_band(sim, bool(e["links_here"] or e["shared_links"]))
             results.append({
                 "path": note["path"], "title": note["title"], "folder": posixpath.dirname(note["path"]),
                 "score": round(e["score"], 4), "band": band,

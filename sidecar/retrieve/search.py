@@ -583,17 +583,29 @@ class Searcher:
 
     def _cosines(self, hits: list[NoteHit], cands: Candidates) -> list[float | None]:
         """Per hit, the best cosine of its first three matching sections to the query, whichever leg
-        found them (the semantic leg's scores are weighted and cover only its finds); rows looked up at once."""
-        if cands.query_vector is None:
+        found them (the semantic leg's scores are weighted and cover only its finds), in the dimensions
+        the bands read (Embedder.band_slice: the whole vector when the query has none there); rows
+        looked up at once."""
+        if cands.query_vector is None or self.embedder is None:
             return [None] * len(hits)
+        dims = self.embedder.band_slice
+        query = cands.query_vector[dims]
+        query_norm = float(np.linalg.norm(query))
+        if query_norm == 0.0:
+            dims, query, query_norm = slice(None), cands.query_vector, 1.0
         firsts = [h.chunks[:3] for h in hits]
         rows = self.snap.rows_for(np.fromiter((c for f in firsts for c in f), dtype=np.int64)).tolist()
         cosines: list[float | None] = []
         start = 0
         for first in firsts:  # a product per hit: the same sums, to the bit, as when each hit was scored alone
             found = [r for r in rows[start:start + len(first)] if r >= 0]
-            cosines.append(float((self.snap.matrix[found] @ cands.query_vector).max()) if found else None)
             start += len(first)
+            if not found:
+                cosines.append(None)
+                continue
+            part = self.snap.matrix[found][:, dims]
+            norms = np.maximum(np.linalg.norm(part, axis=1), np.float32(1e-12))  # a row with nothing there: 0
+            cosines.append(float(((part @ query) / norms).max()) / query_norm)
         return cosines
 
     def _explanation(self, weights: dict[str, float], cands: Candidates, lexq: LexicalQuery,
