@@ -12,7 +12,7 @@ from sidecar.protocol_types import Band
 # with the embedded model; `sidecar calibrate` replaces them with the user's own vault's figures.
 BAND_RULE = "confidence-4"  # stored with measured thresholds: another rule or model measures them anew
 DEFAULT_HIGH = 0.70
-DEFAULT_LOW = 0.28
+DEFAULT_LOW = 0.26
 
 CAVEATS = {
     "high": None,
