@@ -1,7 +1,7 @@
 import pytest
 
 from sidecar.ingest.cjk import cjk_tokens
-from sidecar.retrieve.lexical import build_query, make_snippet
+from sidecar.retrieve.lexical import build_query, compound_splits, compound_word, make_snippet
 
 HOSTILE = [
     'unbalanced "quote', '"', '""', "NEAR(a b)", "a AND OR NOT b", "-minus", "col:value", "star*", "(((", ")",
@@ -140,3 +140,12 @@ def test_letters_joined_by_a_symbol_are_no_elided_articles() -> None:
     """'D&D' read as two elided French articles was dropped from typed queries (the hub's typed ranking lost 0.006)."""
     assert build_query("D&D character sheet").terms == ("d", "character", "sheet")
     assert build_query("qu'est-ce que l'érable ").terms == ("érable",)
+
+
+def test_a_long_word_may_be_read_as_two_words() -> None:
+    assert compound_word('"programmfenster" *') == "programmfenster"
+    assert compound_word('"household" *') is None  # too short to split
+    assert compound_word('"two words"') is None and compound_word('"x86instructions"') is None
+    splits = list(compound_splits("arbeitsbereich"))
+    assert ("arbeits", "bereich") in splits and ("arbeit", "bereich") in splits  # the linking s, or not
+    assert all(len(a) >= 5 and len(b) >= 5 for a, b in compound_splits("zwischenueberschriften"))

@@ -446,3 +446,21 @@ def test_a_query_that_is_a_notes_name_finds_that_note_first(tmp_path: Path, writ
     wanted = "Daily/2024-03-05.md" if query.startswith("2024") else "Home Lab/k8s cluster.md"
     assert index.search(query)["results"][0]["path"] == wanted
     index.close()
+
+
+def test_a_compound_the_vault_has_only_apart_finds_its_parts(tmp_path: Path) -> None:
+    """German writes compounds solid: "Programmfenster" is in no note, "Programm" and "Fenster" are (help-de
+    "...als eigenes, separates Programmfenster" missed the pop-out window note)."""
+    from tests.conftest import open_index
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Pop-out.md").write_text("# Eigene Fenster\n\nZiehe einen Tab aus dem Programm heraus: er öffnet sich "
+                                      "in einem neuen Fenster, auf dem zweiten Bildschirm.\n", encoding="utf-8")
+    (vault / "Andere.md").write_text("# Tabellen\n\nEine Tabelle hat Zeilen und Spalten.\n", encoding="utf-8")
+    index = open_index(vault, tmp_path / "index")
+    index.index()
+    found = index.search("separates Programmfenster", mode="lexical")["results"]
+    assert [r["path"] for r in found] == ["Pop-out.md"]
+    assert index.search("Tabellenkalkulation", mode="lexical")["results"] == []  # "kalkulation" is in no note
+    index.close()

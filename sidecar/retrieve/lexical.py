@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sidecar.ingest.cjk import (
@@ -52,6 +53,13 @@ MIN_STEM = 4
 # the start of longer ones ("kartoffel" finds "Kartoffeln", "skabelon" "skabeloner"). Within noise on every
 # dev set (docs/ranking.md); a typed query already takes its last word as a prefix, and more cost it.
 MIN_PREFIX_WORD = 6
+# A compound the vault has only apart ("Programmfenster", "Zwischenüberschriften") is looked up by its two
+# parts, each a word of the vault (corpus-based splitting, after Koehn and Knight 2003): German, Dutch and
+# the Nordic languages write such words solid. Only for a word the vault does not have at all, of
+# MIN_COMPOUND letters or more, and parts of MIN_COMPOUND_PART or more ("household" stays whole).
+MIN_COMPOUND = 10
+MIN_COMPOUND_PART = 5
+SINGLE_WORD_PART = re.compile(r'"([^\W\d_]+)"(?: \*)?')
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +153,22 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
     fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
     return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback,
                         tuple(dict.fromkeys(required)))
+
+
+def compound_word(part: str) -> str | None:
+    """The word of a query part that may be a compound (one word of letters, MIN_COMPOUND or more), else None."""
+    m = SINGLE_WORD_PART.fullmatch(part)
+    return m.group(1) if m and len(m.group(1)) >= MIN_COMPOUND else None
+
+
+def compound_splits(word: str) -> Iterator[tuple[str, str]]:
+    """Every way to read the word as two parts of MIN_COMPOUND_PART letters or more; a first part ending in
+    the German linking s is also offered without it ("arbeitsbereich": "arbeit" + "bereich")."""
+    for i in range(MIN_COMPOUND_PART, len(word) - MIN_COMPOUND_PART + 1):
+        left, right = word[:i], word[i:]
+        yield left, right
+        if left.endswith("s") and len(left) > MIN_COMPOUND_PART:
+            yield left[:-1], right
 
 
 ELIDED_START = re.compile(r"\W*+(\w+)['’]\w")

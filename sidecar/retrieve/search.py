@@ -32,7 +32,15 @@ from sidecar.protocol_types import (
 )
 from sidecar.rank.evidence import QueryEvidence, count_cap, query_evidence
 from sidecar.rank.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
-from sidecar.retrieve.lexical import LexicalQuery, build_query, holds_term, make_snippet, without_link_targets
+from sidecar.retrieve.lexical import (
+    LexicalQuery,
+    build_query,
+    compound_splits,
+    compound_word,
+    holds_term,
+    make_snippet,
+    without_link_targets,
+)
 from sidecar.retrieve.snapshot import Snapshot
 from sidecar.store import search_reads as reads
 from sidecar.store.reads import chunk_count
@@ -179,7 +187,8 @@ COMMON_SHARE = 0.05  # a term in more than 5% of sections only widens an OR; its
 
 
 def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[str, int] | None) -> str:
-    """The OR expression without terms found nearly everywhere (all of them, if every term is common)."""
+    """The OR expression without terms found nearly everywhere (all of them, if every term is common),
+    and with the parts of a compound the vault has only apart (lexical.compound_splits)."""
     total = chunk_count(conn) if counts is None else counts.get("", 0)
     cap = max(200, int(total * COMMON_SHARE))
     counts = {} if counts is None else counts
@@ -190,7 +199,32 @@ def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[st
             counts[key] = reads.match_count(conn, part, cap + 1)
         if counts[key] <= cap:
             kept.append(part)
+        word = compound_word(part) if counts[key] == 0 else None
+        if word is not None:
+            kept += _compound_parts(conn, word, counts)
     return " OR ".join(kept) if kept else str(query.match)
+
+
+COMPOUND_COUNT_CAP = 1000  # a part's sections are counted this far: enough to rank the ways of splitting
+
+
+def _compound_parts(conn: sqlite3.Connection, word: str, counts: dict[str, int]) -> list[str]:
+    """The two FTS5 terms of the word's best split into words the vault has (the first whole, the second
+    also as the start of a longer word: it carries the ending), by the geometric mean of their section
+    counts; none when no split has both."""
+    def count(term: str) -> int:
+        if "compound:" + term not in counts:
+            counts["compound:" + term] = reads.match_count(conn, term, COMPOUND_COUNT_CAP)
+        return counts["compound:" + term]
+
+    best: tuple[int, list[str]] | None = None
+    for left, right in compound_splits(word):
+        terms = [f'"{left}"', f'"{right}" *']
+        right_count = count(terms[1])
+        found = right_count and count(terms[0]) * right_count
+        if found and (best is None or found > best[0]):
+            best = (found, terms)
+    return best[1] if best else []
 
 
 Ranked = tuple[int, int, float]  # (section or row, note id, score: lower is better)
