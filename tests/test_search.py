@@ -464,3 +464,15 @@ def test_a_compound_the_vault_has_only_apart_finds_its_parts(tmp_path: Path) -> 
     assert [r["path"] for r in found] == ["Pop-out.md"]
     assert index.search("Tabellenkalkulation", mode="lexical")["results"] == []  # "kalkulation" is in no note
     index.close()
+
+
+def test_the_cache_of_term_counts_stays_bounded(demo_index: VaultIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each distinct word asked adds counts until the index changes: past the bound a new cache starts."""
+    import sidecar.retrieve.search as search_module
+
+    monkeypatch.setattr(search_module, "TERM_COUNTS_KEPT", 20)
+    first = demo_index.search("sourdough starter feeding")
+    for i in range(15):
+        demo_index.search(f"word{i} another{i} query{i}")
+    assert len(demo_index.snapshot().term_counts) <= 20 + 3 * 4  # at most one query's worth past the bound
+    assert demo_index.search("sourdough starter feeding")["results"] == first["results"]

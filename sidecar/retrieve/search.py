@@ -447,6 +447,7 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
 
 
 MAX_EVIDENCE_TERMS = 16
+TERM_COUNTS_KEPT = 100_000  # cached FTS counts per index generation: a few MB at most
 SHOWN_SECTIONS = 4  # a hit's best section and the next three, named in other_sections (_cosines weighs the first three)
 NO_VECTORS = "Semantic search is unavailable (no vectors): these are lexical results only."
 VECTORS_LOADING = "The embedding model is still loading (the sidecar just started): these are lexical results only."
@@ -489,7 +490,7 @@ class Searcher:
         if not is_identifier_query(query):  # an exact identifier's section is no chance match, however long its note
             damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
-        counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self.snap.term_counts) if hits else {}
+        counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts()) if hits else {}
         evidence = query_evidence(counts, self.snap.chunk_count)
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
@@ -535,9 +536,8 @@ class Searcher:
     def _candidates(self, query: str, lexq: LexicalQuery, allowed: set[int] | None, mode: str) -> Candidates:
         cands = Candidates()
         if mode in ("hybrid", "lexical"):
-            self.snap.term_counts.setdefault("", self.snap.chunk_count)
             cands.lexical, cands.lexical_strict = lexical_candidates(
-                self.conn, lexq, allowed, self.ranking, self.snap.term_counts)
+                self.conn, lexq, allowed, self.ranking, self._term_counts())
         if self.embedder is not None and len(self.snap.vector_ids):
             cands.known_share = self.embedder.known_share(query)
             if cands.known_share < MIN_KNOWN_SHARE:
@@ -550,6 +550,15 @@ class Searcher:
                 cands.semantic, cands.note_similarity = semantic_candidates(
                     self.snap, qvec, allowed, self.ranking.candidates, self.ranking.per_note)
         return cands
+
+    def _term_counts(self) -> dict[str, int]:
+        """The generation's cache of FTS counts, with the section count under "". A new one past
+        TERM_COUNTS_KEPT entries (each distinct word asked adds some until the index changes); replaced,
+        not cleared, as another thread may be reading the old one."""
+        if len(self.snap.term_counts) > TERM_COUNTS_KEPT:
+            self.snap.term_counts = {}
+        self.snap.term_counts.setdefault("", self.snap.chunk_count)
+        return self.snap.term_counts
 
     def _chunk_notes(self, chunk_ids: list[int]) -> dict[int, int]:
         """Chunk id -> note id: all grouping needs (the text is read only for the sections shown or weighed).
