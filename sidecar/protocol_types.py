@@ -173,7 +173,7 @@ class McpState(TypedDict):
 
 
 class BandThresholds(TypedDict):
-    """Confidence-band thresholds on the best section's cosine similarity."""
+    """Confidence-band thresholds on a hit's confidence (scores.confidence)."""
 
     # At or above: band high.
     high: float
@@ -302,9 +302,10 @@ class SearchScores(TypedDict):
     graph_boost: float | None
     recency_boost: float | None
 
-    # What the band is decided on: the best cosine of the hit's sections, plus half the IDF-weighted share of
-    # the query's words it holds, minus 0.3 x the share of the query's words the vault does not have; null
-    # without vectors. Compare with status.bands.
+    # What the band is decided on: the best cosine of the hit's sections (in the embedded model's multilingual
+    # part), plus half the IDF-weighted share of the query's words it holds, minus 0.4 x the share of the
+    # query's words the vault does not have (weighed by the vault's size); null without vectors. Compare with
+    # status.bands.
     confidence: NotRequired[float | None]
 
 

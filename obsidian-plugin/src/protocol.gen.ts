@@ -249,9 +249,10 @@ export interface SearchScores {
   graph_boost: number | null;
   recency_boost: number | null;
   /**
-   * What the band is decided on: the best cosine of the hit's sections, plus half the IDF-weighted share of
-   * the query's words it holds, minus 0.3 x the share of the query's words the vault does not have; null
-   * without vectors. Compare with status.bands.
+   * What the band is decided on: the best cosine of the hit's sections (in the embedded model's multilingual
+   * part), plus half the IDF-weighted share of the query's words it holds, minus 0.4 x the share of the
+   * query's words the vault does not have (weighed by the vault's size); null without vectors. Compare with
+   * status.bands.
    */
   confidence?: number | null;
 }
@@ -531,7 +532,7 @@ export interface ErrorData {
   [key: string]: unknown;
 }
 
-/** Confidence-band thresholds on the best section's cosine similarity. */
+/** Confidence-band thresholds on a hit's confidence (scores.confidence). */
 export interface BandThresholds {
   /** At or above: band high. */
   high: number;

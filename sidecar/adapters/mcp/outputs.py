@@ -33,9 +33,10 @@ class SearchScores(BaseModel):
     graph_boost: float | None = None
     recency_boost: float | None = None
 
-    # What the band is decided on: the best cosine of the hit's sections, plus half the IDF-weighted share of
-    # the query's words it holds, minus 0.3 x the share of the query's words the vault does not have; null
-    # without vectors. Compare with status.bands.
+    # What the band is decided on: the best cosine of the hit's sections (in the embedded model's multilingual
+    # part), plus half the IDF-weighted share of the query's words it holds, minus 0.4 x the share of the
+    # query's words the vault does not have (weighed by the vault's size); null without vectors. Compare with
+    # status.bands.
     confidence: float | None = None
 
 
