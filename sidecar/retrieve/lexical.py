@@ -156,9 +156,14 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
 
 
 def compound_word(part: str) -> str | None:
-    """The word of a query part that may be a compound (one word of letters, MIN_COMPOUND or more), else None."""
+    """The word of a query part that may be a compound, else None."""
     m = SINGLE_WORD_PART.fullmatch(part)
-    return m.group(1) if m and len(m.group(1)) >= MIN_COMPOUND else None
+    return m.group(1) if m and may_be_compound(m.group(1)) else None
+
+
+def may_be_compound(word: str) -> bool:
+    """One word of letters, MIN_COMPOUND or more."""
+    return len(word) >= MIN_COMPOUND and word.isalpha()
 
 
 def compound_splits(word: str) -> Iterator[tuple[str, str]]:

@@ -39,6 +39,7 @@ from sidecar.retrieve.lexical import (
     compound_word,
     holds_term,
     make_snippet,
+    may_be_compound,
     without_link_targets,
 )
 from sidecar.retrieve.snapshot import Snapshot
@@ -443,6 +444,10 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
             chars = document_counts(conn, list(term), sections, cache)
             if all(chars.values()):
                 counts[term] = min(chars.values())
+        elif count == 0 and may_be_compound(term):  # a compound the vault has apart: as present as its rarer part
+            parts = _compound_parts(conn, term, cache)
+            if parts:
+                counts[term] = min(cache["compound:" + part] for part in parts)
     return counts
 
 
