@@ -228,8 +228,8 @@ class VaultIndex:
             snap.thresholds = (t.high, t.low)
         return Thresholds(*snap.thresholds)
 
-    def _stored_bands(self) -> Thresholds:
-        rows = self._band_meta()
+    def _stored_bands(self, rows: dict[str, str] | None = None) -> Thresholds:
+        rows = self._band_meta() if rows is None else rows
         return Thresholds(float(rows.get("band_high", DEFAULT_HIGH)), float(rows.get("band_low", DEFAULT_LOW)))
 
     def _band_meta(self) -> dict[str, str]:
@@ -270,8 +270,8 @@ class VaultIndex:
             raise problem
 
     def thresholds_info(self) -> BandThresholds:
-        t = self._stored_bands()  # straight from meta: status must not load the vectors to say this
-        source = self._band_meta().get("band_source")
+        rows = self._band_meta()  # straight from meta: status must not load the vectors to say this
+        t, source = self._stored_bands(rows), rows.get("band_source")
         return {"high": t.high, "low": t.low, "source": "auto" if source == "auto" else "manual" if source == "manual" else "default"}
 
     def search(self, query: str, limit: int = SEARCH_LIMIT_DEFAULT, filters: dict[str, Any] | None = None,

@@ -128,7 +128,7 @@ class Embedder:
             start += int(part.model.dim)
         return out
 
-    @property
+    @cached_property
     def band_slice(self) -> slice:
         """The dimensions the confidence bands read a cosine from: the part marked `"bands": true` in
         COMPOSITE_FILE, else the whole vector. The default pair marks its multilingual part: it reads
