@@ -1,7 +1,7 @@
 import pytest
 
 from sidecar.ingest.cjk import cjk_tokens
-from sidecar.retrieve.lexical import build_query, compound_splits, compound_word, make_snippet
+from sidecar.retrieve.lexical import build_query, camel_humps, compound_splits, compound_word, make_snippet
 
 HOSTILE = [
     'unbalanced "quote', '"', '""', "NEAR(a b)", "a AND OR NOT b", "-minus", "col:value", "star*", "(((", ")",
@@ -149,3 +149,11 @@ def test_a_long_word_may_be_read_as_two_words() -> None:
     splits = list(compound_splits("arbeitsbereich"))
     assert ("arbeits", "bereich") in splits and ("arbeit", "bereich") in splits  # the linking s, or not
     assert all(len(a) >= 5 and len(b) >= 5 for a, b in compound_splits("zwischenueberschriften"))
+
+
+def test_a_camel_case_word_is_also_searched_as_its_words() -> None:
+    """hub "app.garbleText() console": the Garble Text plugin's note spells it in words, the name alone missed it."""
+    assert build_query("app.garbleText() console", prefix_last=False).parts[0] == '("app garbleText" OR "garble text")'
+    assert build_query("showInlineTitle").parts == ('("showinlinetitle" * OR "show inline title" *)',)  # being typed
+    assert camel_humps("CodeMirror") == ["Code", "Mirror"]
+    assert camel_humps("iPhone") == [] and camel_humps("Garble") == [] and camel_humps("SQLITE_BUSY") == []

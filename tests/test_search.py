@@ -468,6 +468,24 @@ def test_a_compound_the_vault_has_only_apart_finds_its_parts(tmp_path: Path) -> 
     index.close()
 
 
+def test_a_camel_case_name_finds_the_note_that_spells_it_in_words(tmp_path: Path) -> None:
+    """hub "app.garbleText() console": only a roundup held the name as code; the plugin's own note, "Garble Text",
+    was left to the semantic leg, outvoted by the lexical one for a query that looks like code."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Garble Text.md").write_text("# Garble Text\n\nScrambles every word on screen so nobody can read "
+                                          "your notes over your shoulder.\n", encoding="utf-8")
+    (vault / "Roundup.md").write_text("# Roundup\n\nNew this week: call app.garbleText() from the console.\n",
+                                      encoding="utf-8")
+    (vault / "Console.md").write_text("# Console\n\nThe developer console shows errors.\n", encoding="utf-8")
+    index = open_index(vault, tmp_path / "index")
+    index.index()
+    found = [r["path"] for r in index.search("app.garbleText() console", mode="lexical")["results"]]
+    assert found[0] == "Roundup.md" and "Garble Text.md" in found
+    assert {r["path"] for r in index.search("garbleText", mode="lexical")["results"]} == {"Roundup.md", "Garble Text.md"}
+    index.close()
+
+
 def test_the_cache_of_term_counts_stays_bounded(demo_index: VaultIndex, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each distinct word asked adds counts until the index changes: past the bound a new cache starts."""
     import sidecar.retrieve.search as search_module

@@ -138,6 +138,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 continue
             if not (content and token in function_words):  # a function word is searched, never a term to mark
                 terms += [_term(w) for w in past_elision(token, words)]
+            humps = [h for w in words for h in camel_humps(w)]
             last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
             if len(words) == 1:  # a word as the keyword index folds it (fold.keyword_variants); phrases stay
                 words = [keyword_fold(words[0].lower())]
@@ -149,10 +150,24 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 parts.append(_quote(words[0]) + " *")  # "kartoffel" finds "Kartoffeln"
             else:
                 parts.append(_quote(" ".join(words)))
+            if humps:  # "garbleText" also finds "Garble Text" and "garble-text"; a prefix stays a prefix
+                star = " *" if parts[-1].endswith(" *") else ""
+                parts[-1] = f'({parts[-1]} OR {_quote(" ".join(humps).lower())}{star})'
     parts = list(dict.fromkeys(parts))[:MAX_TERMS]
     fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
     return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback,
                         tuple(dict.fromkeys(required)))
+
+
+CAMEL_HUMP = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def camel_humps(word: str) -> list[str]:
+    """A camelCase word's humps ("garbleText": garble, Text), when it has two or more of two letters or more."""
+    if not re.search(r"[a-z][A-Z]", word):
+        return []
+    humps = CAMEL_HUMP.findall(word)
+    return humps if len(humps) >= 2 and all(len(h) >= 2 for h in humps) else []
 
 
 def compound_word(part: str) -> str | None:
