@@ -155,5 +155,6 @@ def test_a_camel_case_word_is_also_searched_as_its_words() -> None:
     """hub "app.garbleText() console": the Garble Text plugin's note spells it in words, the name alone missed it."""
     assert build_query("app.garbleText() console", prefix_last=False).parts[0] == '("app garbleText" OR "garble text")'
     assert build_query("showInlineTitle").parts == ('("showinlinetitle" * OR "show inline title" *)',)  # being typed
+    assert build_query("fooBar.bazQux").apart == (("foobar", '"foo bar"'), ("bazqux", '"baz qux"'))
     assert camel_humps("CodeMirror") == ["Code", "Mirror"]
     assert camel_humps("iPhone") == [] and camel_humps("Garble") == [] and camel_humps("SQLITE_BUSY") == []

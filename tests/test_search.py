@@ -13,6 +13,8 @@ import pytest
 
 from sidecar.core import VaultIndex
 from sidecar.errors import InvalidParams, NotFound
+from sidecar.retrieve.lexical import build_query
+from sidecar.retrieve.search import document_counts
 from sidecar.store.reads import holds_path
 from sidecar.store.vectors import dequantize, quantize
 from tests import demo_facts
@@ -483,6 +485,11 @@ def test_a_camel_case_name_finds_the_note_that_spells_it_in_words(tmp_path: Path
     found = [r["path"] for r in index.search("app.garbleText() console", mode="lexical")["results"]]
     assert found[0] == "Roundup.md" and "Garble Text.md" in found
     assert {r["path"] for r in index.search("garbleText", mode="lexical")["results"]} == {"Roundup.md", "Garble Text.md"}
+    (vault / "Roundup.md").unlink()  # now no note has the name as one word: the bands count it as its words
+    index.index()
+    assert index.search("garbleText")["results"][0]["path"] == "Garble Text.md"
+    query = build_query("garbleText", prefix_last=False)
+    assert document_counts(index.reader(), query.terms, 3, apart=dict(query.apart)) == {"garbletext": 1}
     index.close()
 
 

@@ -69,6 +69,7 @@ class LexicalQuery:
     parts: tuple[str, ...] = ()  # the quoted FTS5 terms and phrases
     fallback: str | None = None  # single CJK characters, OR-ed: tried when no bigram matches
     phrases: tuple[str, ...] = ()  # the quoted phrases' FTS5 expressions: a hit's note must hold each one
+    apart: tuple[tuple[str, str], ...] = ()  # a camelCase word's term and its words as a phrase, also searched
 
     @property
     def match_all(self) -> str | None:
@@ -108,6 +109,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
     terms: list[str] = []
     singles: list[str] = []
     required: list[str] = []
+    apart: dict[str, str] = {}
     phrases = PHRASE.findall(text)
     rest = PHRASE.sub(" ", text)
     for phrase in phrases:
@@ -138,7 +140,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 continue
             if not (content and token in function_words):  # a function word is searched, never a term to mark
                 terms += [_term(w) for w in past_elision(token, words)]
-            humps = [h for w in words for h in camel_humps(w)]
+            spelled_apart = _spelled_apart(words)
             last = i == len(tokens) - 1 and prefix_last and not text.endswith((" ", '"'))
             if len(words) == 1:  # a word as the keyword index folds it (fold.keyword_variants); phrases stay
                 words = [keyword_fold(words[0].lower())]
@@ -150,13 +152,14 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 parts.append(_quote(words[0]) + " *")  # "kartoffel" finds "Kartoffeln"
             else:
                 parts.append(_quote(" ".join(words)))
-            if humps:  # "garbleText" also finds "Garble Text" and "garble-text"; a prefix stays a prefix
+            if spelled_apart:  # "garbleText" also finds "Garble Text" and "garble-text"; a prefix stays a prefix
                 star = " *" if parts[-1].endswith(" *") else ""
-                parts[-1] = f'({parts[-1]} OR {_quote(" ".join(humps).lower())}{star})'
+                parts[-1] = "(" + " OR ".join([parts[-1], *(phrase + star for phrase in spelled_apart.values())]) + ")"
+                apart.update(spelled_apart)
     parts = list(dict.fromkeys(parts))[:MAX_TERMS]
     fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
     return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback,
-                        tuple(dict.fromkeys(required)))
+                        tuple(dict.fromkeys(required)), tuple(apart.items()))
 
 
 CAMEL_HUMP = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -168,6 +171,11 @@ def camel_humps(word: str) -> list[str]:
         return []
     humps = CAMEL_HUMP.findall(word)
     return humps if len(humps) >= 2 and all(len(h) >= 2 for h in humps) else []
+
+
+def _spelled_apart(words: list[str]) -> dict[str, str]:
+    """Each camelCase word's term and its humps as a phrase: {"garbletext": '"garble text"'}."""
+    return {word.lower(): _quote(" ".join(humps).lower()) for word in words if (humps := camel_humps(word))}
 
 
 def compound_word(part: str) -> str | None:

@@ -12,7 +12,7 @@ import sqlite3
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -427,9 +427,10 @@ def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_head
 
 
 def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: int,
-                    cache: dict[str, int] | None = None) -> dict[str, int]:
+                    cache: dict[str, int] | None = None, apart: Mapping[str, str] | None = None) -> dict[str, int]:
     """Sections holding each term, counted up to evidence.count_cap (a common word costs no more than that).
-    `cache` (kept per index generation) saves the count for terms seen before."""
+    `cache` (kept per index generation) saves the count for terms seen before; `apart` (LexicalQuery.apart)
+    names the phrase a camelCase term is also searched as."""
     cap = count_cap(sections)
     cache = {} if cache is None else cache
     counts = {}
@@ -440,7 +441,9 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
             cache[key] = 0 if expr is None else reads.match_count(conn, expr, cap)
         counts[term] = cache[key]
     for term, count in list(counts.items()):
-        if count == 0 and may_straddle_words(term):  # then its characters are the evidence
+        if count == 0 and apart and term in apart:  # a camelCase word the vault spells apart: as present as that
+            counts[term] = document_counts(conn, [apart[term]], sections, cache)[apart[term]]
+        elif count == 0 and may_straddle_words(term):  # then its characters are the evidence
             chars = document_counts(conn, list(term), sections, cache)
             if all(chars.values()):
                 counts[term] = min(chars.values())
@@ -495,7 +498,8 @@ class Searcher:
         if not is_identifier_query(query):  # an exact identifier's section is no chance match, however long its note
             damp_long_notes(hits, self.snap.sections, self.ranking.long_note_damping, self.ranking.long_note_sections)
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
-        counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts()) if hits else {}
+        counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts(),
+                                 dict(lexq.apart)) if hits else {}
         evidence = query_evidence(counts, self.snap.chunk_count)
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
