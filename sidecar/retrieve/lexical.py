@@ -163,11 +163,12 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
 
 
 CAMEL_HUMP = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+CAMEL_BOUNDARY = re.compile(r"[a-z][A-Z]")
 
 
 def camel_humps(word: str) -> list[str]:
     """A camelCase word's humps ("garbleText": garble, Text), when it has two or more of two letters or more."""
-    if not re.search(r"[a-z][A-Z]", word):
+    if not CAMEL_BOUNDARY.search(word):
         return []
     humps = CAMEL_HUMP.findall(word)
     return humps if len(humps) >= 2 and all(len(h) >= 2 for h in humps) else []
