@@ -493,6 +493,20 @@ def test_a_camel_case_name_finds_the_note_that_spells_it_in_words(tmp_path: Path
     index.close()
 
 
+def test_the_band_does_not_depend_on_how_many_hits_are_asked(demo_index: VaultIndex) -> None:
+    """Asked for one hit, "restic offsite bucket" came back `medium`, asked for ten `high`: its first hit is
+    `medium`, the Backups note third `high` (and on the eval's index an answerable question asked for one hit
+    said "the vault does not answer this"). The band reads a page of hits (search.ANSWER_WINDOW) whatever the
+    limit; the limit says how many to show."""
+    query = "restic offsite bucket"
+    page = demo_index.search(query, limit=10)
+    assert page["band"] == "high" and page["results"][0]["band"] == "medium"
+    for limit, max_tokens in ((1, None), (2, None), (1, 300)):
+        fewer = demo_index.search(query, limit=limit, max_tokens=max_tokens)
+        assert (fewer["band"], fewer["caveat"]) == (page["band"], page["caveat"])
+        assert [r["path"] for r in fewer["results"]] == [r["path"] for r in page["results"][:limit]]
+
+
 def test_the_cache_of_term_counts_stays_bounded(demo_index: VaultIndex, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each distinct word asked adds counts until the index changes: past the bound a new cache starts."""
     import sidecar.retrieve.search as search_module

@@ -303,6 +303,10 @@ export interface SearchResponse {
   /** The model is still loading (status model.loading): the answer is lexical only, whatever the mode asked. */
   vectors_loading?: boolean;
   index_building: boolean;
+  /**
+   * The query's band: the best of the first 10 hits' bands, whatever `limit` asks (`low`: the vault does not
+   * answer this).
+   */
   band: Band;
   /** Set when results are degraded, e.g. semantic asked but vectors unavailable. */
   caveat: string | null;

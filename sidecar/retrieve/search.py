@@ -506,14 +506,16 @@ class Searcher:
         # The window whose names named_first reads, and any hit further down whose file the query names: a
         # template whose one section is boilerplate ranked past it, and "Daily Note Template" found the Monthly one
         file_named = reads.notes_named(self.conn, query.lower()) if self.ranking.named_first else set()
-        note_rows = self._note_rows([h.note_id for i, h in enumerate(hits) if i < limit * 3 or h.note_id in file_named])
+        page = max(limit, ANSWER_WINDOW)  # the hits the answer's band reads, however few are shown
+        note_rows = self._note_rows([h.note_id for i, h in enumerate(hits) if i < page * 3 or h.note_id in file_named])
         if self.hidden is not None:  # a note excluded since the last index run (a CLI search, say)
             hits = [h for h in hits if h.note_id not in note_rows or not self.hidden(note_rows[h.note_id]["path"])]
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
         weigh_templates(hits, note_rows, self.ranking.template_weight)
         hits.sort(key=lambda h: -h.score)
-        hits = (named_first(hits, note_rows, query) if self.ranking.named_first else hits)[:limit]
-        shown = [c for h in hits for c in (h.chunks if max_tokens else h.chunks[:SHOWN_SECTIONS])]  # budgeted text
+        hits = (named_first(hits, note_rows, query) if self.ranking.named_first else hits)[:page]
+        shown = [c for i, h in enumerate(hits)  # every matching section of a hit shown with a budget
+                 for c in (h.chunks if max_tokens and i < limit else h.chunks[:SHOWN_SECTIONS])]
         chunk_rows.update(self._chunk_rows([c for c in shown if c not in chunk_rows]))  # reads every match
         cosines = self._cosines(hits, cands)
         results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available, cosine)
@@ -521,9 +523,10 @@ class Searcher:
         if self.ranking.band_order:
             order = sorted(range(len(results)), key=lambda i: -BAND_ORDER[results[i]["band"]])
             results, hits = [results[i] for i in order], [hits[i] for i in order]
+        band = overall_band(results)  # "limit": 1 asks for less to read, not whether the vault answers
+        results, hits = results[:limit], hits[:limit]
         if max_tokens:
             _fit_budget(results, chunk_rows, hits, max_tokens, lexq.terms)
-        band = overall_band(results)
         response: SearchResponse = {
             "query": query, "mode": effective_mode, "took_ms": 0.0,
             "vectors_available": vectors_available, "vectors_loading": self.vectors_loading, "index_building": False,
@@ -709,7 +712,9 @@ ANSWER_WINDOW = 10  # hits (a default page) whose best band is the answer's
 def overall_band(results: list[SearchResult], window: int = ANSWER_WINDOW) -> Band:
     """The best band among the first page's results: a boosted hub note on top must not hide an answer.
     It was the first three's: a page of low hits 1-5 and high ones at 6 and 7 said "the vault does not
-    answer this" while get_context, quoting hit 6, said "high" (the eval: no unanswerable query moves)."""
+    answer this" while get_context, quoting hit 6, said "high" (the eval: no unanswerable query moves).
+    Search bands this many hits whatever its limit: asked for one, 17 answerable questions of the eval's
+    sets said "the vault does not answer this", which asked for ten said `medium`."""
     return max((r["band"] for r in results[:window]), key=BAND_ORDER.__getitem__, default="none")
 
 
