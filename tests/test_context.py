@@ -63,6 +63,15 @@ def test_a_low_band_says_the_vault_does_not_answer_and_spends_little() -> None:
     assert "long excerpt" in format_context(_result("medium"), 1500)  # answers keep their excerpts
 
 
+def test_a_block_is_banded_by_the_hits_it_quotes() -> None:
+    """The search's band reads a page of hits whatever its limit: a block of six `low` hits whose search found
+    a `medium` one further down said `medium` and quoted nothing (every `low` excerpt left out as noise)."""
+    fewer = {**_result("low"), "band": "medium"}
+    block = format_context(fewer, 1500)
+    assert "does not appear to answer" in block and "Note 0 (N0.md, lines 1-40)" in block
+    assert "long excerpt" in format_context({**_result("medium"), "band": "high"}, 1500)  # its own band, quoted
+
+
 def test_a_budget_no_excerpt_fits_says_so_instead_of_promising_excerpts() -> None:
     """Before, `--max-tokens 50` printed "Confidence high: these excerpts answer the question directly."
     and then no excerpt at all."""

@@ -82,12 +82,13 @@ def context_results(search_result: Mapping[str, Any]) -> list[Mapping[str, Any]]
 
 def context_band(search_result: Mapping[str, Any]) -> tuple[str, str | None]:
     """Band and caveat of the block: its best hit's. The search answer's band is the best of its first
-    page's (search.overall_band), the same as long as the block asked for no more hits than a page."""
+    page's (search.overall_band): the same unless the block quotes more hits than a page, or fewer (a
+    `medium` hit 8 is no answer a block of 6 `low` excerpts can give)."""
     band = str(search_result.get("band") or "none")
     caveat = search_result.get("caveat")
     bands = {str(r.get("band")) for r in search_result.get("results") or []}
     best = next((b for b in BAND_ORDER if b in bands), band)
-    if band in BAND_ORDER and BAND_ORDER.index(best) >= BAND_ORDER.index(band):
+    if best == band or band not in BAND_ORDER:
         return band, caveat
     extra = str(caveat or "").removeprefix(CAVEATS.get(band) or "").strip()  # e.g. "semantic search unavailable"
     return best, " ".join(x for x in (CAVEATS.get(best), extra) if x) or None
