@@ -514,9 +514,8 @@ class Searcher:
         weigh_templates(hits, note_rows, self.ranking.template_weight)
         hits.sort(key=lambda h: -h.score)
         hits = (named_first(hits, note_rows, query) if self.ranking.named_first else hits)[:page]
-        shown = [c for i, h in enumerate(hits)  # every matching section of a hit shown with a budget
-                 for c in (h.chunks if max_tokens and i < limit else h.chunks[:SHOWN_SECTIONS])]
-        chunk_rows.update(self._chunk_rows([c for c in shown if c not in chunk_rows]))  # reads every match
+        shown = [c for h in hits for c in h.chunks[:SHOWN_SECTIONS]]
+        chunk_rows.update(self._chunk_rows([c for c in shown if c not in chunk_rows]))
         cosines = self._cosines(hits, cands)
         results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available, cosine)
                    for h, cosine in zip(hits, cosines, strict=True)]
@@ -526,7 +525,7 @@ class Searcher:
         band = overall_band(results)  # "limit": 1 asks for less to read, not whether the vault answers
         results, hits = results[:limit], hits[:limit]
         if max_tokens:
-            _fit_budget(results, chunk_rows, hits, max_tokens, lexq.terms)
+            self._fit_text(results, hits, chunk_rows, max_tokens, lexq.terms)
         response: SearchResponse = {
             "query": query, "mode": effective_mode, "took_ms": 0.0,
             "vectors_available": vectors_available, "vectors_loading": self.vectors_loading, "index_building": False,
@@ -635,6 +634,12 @@ class Searcher:
                 {"heading": chunk_rows[c]["heading"], "start_line": chunk_rows[c]["start_line"],
                  "end_line": chunk_rows[c]["end_line"]} for c in hit.chunks[1:SHOWN_SECTIONS]],
         }
+
+    def _fit_text(self, results: list[SearchResult], hits: list[NoteHit], chunk_rows: dict[int, dict[str, Any]],
+                  max_tokens: int, terms: Sequence[str]) -> None:
+        """The shown hits' section text within the budget (_fit_budget), every matching section of them read."""
+        chunk_rows.update(self._chunk_rows([c for h in hits for c in h.chunks if c not in chunk_rows]))
+        _fit_budget(results, chunk_rows, hits, max_tokens, terms)
 
     def _cosines(self, hits: list[NoteHit], cands: Candidates) -> list[float | None]:
         """Per hit, the best cosine of its first three matching sections to the query, whichever leg
