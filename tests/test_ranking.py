@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -142,9 +141,8 @@ def test_the_answers_band_is_the_best_of_its_first_page() -> None:
     first three) while get_context, quoting hit 6, said high."""
     from sidecar.retrieve.search import ANSWER_WINDOW, overall_band
 
-    page: list[Any] = [{"band": "low"}] * 5 + [{"band": "high"}]
-    assert overall_band(page) == "high"
-    assert overall_band([{"band": "low"}] * ANSWER_WINDOW + [{"band": "high"}]) == "low"  # past the page
+    assert overall_band(["low"] * 5 + ["high"]) == "high"
+    assert overall_band(["low"] * ANSWER_WINDOW + ["high"]) == "low"  # past the page
     assert overall_band([]) == "none"
 
 

@@ -284,6 +284,15 @@ def semantic_candidates(snap: Snapshot, query_vector: np.ndarray, allowed: set[i
     return snap.vector_ids[[row for row, _, _ in kept]].tolist(), note_best
 
 
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A hit's band and what it rests on (Searcher._judge): read for every hit of the page, shown or not."""
+    band: Band
+    score: float | None  # the confidence; None without a cosine
+    coverage: float  # share of the query's terms its best section holds
+    lex_rank: int | None
+
+
 @dataclass
 class NoteHit:
     note_id: int
@@ -514,18 +523,12 @@ class Searcher:
         weigh_templates(hits, note_rows, self.ranking.template_weight)
         hits.sort(key=lambda h: -h.score)
         hits = (named_first(hits, note_rows, query) if self.ranking.named_first else hits)[:page]
-        shown = [c for h in hits for c in h.chunks[:SHOWN_SECTIONS]]
-        chunk_rows.update(self._chunk_rows([c for c in shown if c not in chunk_rows]))
-        cosines = self._cosines(hits, cands)
-        results = [self._result(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available, cosine)
-                   for h, cosine in zip(hits, cosines, strict=True)]
+        judged = self._judged(hits, cands, chunk_rows, note_rows, lexq, evidence, vectors_available)
         if self.ranking.band_order:
-            order = sorted(range(len(results)), key=lambda i: -BAND_ORDER[results[i]["band"]])
-            results, hits = [results[i] for i in order], [hits[i] for i in order]
-        band = overall_band(results)  # "limit": 1 asks for less to read, not whether the vault answers
-        results, hits = results[:limit], hits[:limit]
-        if max_tokens:
-            self._fit_text(results, hits, chunk_rows, max_tokens, lexq.terms)
+            order = sorted(range(len(hits)), key=lambda i: -BAND_ORDER[judged[i].band])
+            hits, judged = [hits[i] for i in order], [judged[i] for i in order]
+        band = overall_band([j.band for j in judged])  # "limit": 1 asks for less to read, not whether the vault answers
+        results = self._results(hits[:limit], judged[:limit], cands, chunk_rows, note_rows, lexq, max_tokens)
         response: SearchResponse = {
             "query": query, "mode": effective_mode, "took_ms": 0.0,
             "vectors_available": vectors_available, "vectors_loading": self.vectors_loading, "index_building": False,
@@ -596,14 +599,20 @@ class Searcher:
             return {}
         return reads.note_rows(self.conn, set(note_ids))
 
-    def _result(self, hit: NoteHit, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
+    def _judged(self, hits: list[NoteHit], cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
                 note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
-                vectors_available: bool, cosine: float | None) -> SearchResult:
+                vectors_available: bool) -> list[Judged]:
+        """Each hit's band and what it rests on, from its best section (read here if it is not yet)."""
+        chunk_rows.update(self._chunk_rows([h.chunks[0] for h in hits if h.chunks[0] not in chunk_rows]))
+        return [self._judge(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available, cosine)
+                for h, cosine in zip(hits, self._cosines(hits, cands), strict=True)]
+
+    def _judge(self, hit: NoteHit, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
+               note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
+               vectors_available: bool, cosine: float | None) -> Judged:
         best = chunk_rows[hit.chunks[0]]
         note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
         lex_rank = _rank_of(cands.lexical, hit.chunks)
-        vec_rank = _rank_of(cands.semantic, hit.chunks)
-        similarity = cands.note_similarity.get(hit.note_id)
         text = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
         found = found_terms(lexq.terms, text)
         coverage = len(found) / len(lexq.terms) if lexq.terms else 0.0
@@ -614,7 +623,25 @@ class Searcher:
         # keywords' alone, never high on them, rather than a cosine of 0 reading as "no answer".
         score = confidence(cosine, evidence.weighted_coverage(found), evidence.absent) \
             if vectors_available and cosine is not None else None
-        band = band_for(score, coverage, rare_hit, exact_missing, self.thresholds)
+        return Judged(band_for(score, coverage, rare_hit, exact_missing, self.thresholds), score, coverage, lex_rank)
+
+    def _results(self, hits: list[NoteHit], judged: list[Judged], cands: Candidates,
+                 chunk_rows: dict[int, dict[str, Any]], note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery,
+                 max_tokens: int | None) -> list[SearchResult]:
+        """The hits shown: their other sections named, and with a budget their text (_fit_text)."""
+        chunk_rows.update(self._chunk_rows([c for h in hits for c in h.chunks[1:SHOWN_SECTIONS] if c not in chunk_rows]))
+        results = [self._result(h, j, cands, chunk_rows, note_rows, lexq) for h, j in zip(hits, judged, strict=True)]
+        if max_tokens:
+            self._fit_text(results, hits, chunk_rows, max_tokens, lexq.terms)
+        return results
+
+    def _result(self, hit: NoteHit, judged: Judged, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
+                note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery) -> SearchResult:
+        best = chunk_rows[hit.chunks[0]]
+        note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
+        lex_rank, vec_rank = judged.lex_rank, _rank_of(cands.semantic, hit.chunks)
+        similarity = cands.note_similarity.get(hit.note_id)
+        band, score, coverage = judged.band, judged.score, judged.coverage
         snippet = make_snippet(best["body"], lexq.terms)
         heading_path = [p for p in best["heading"].split(" > ") if p]
         return {
@@ -714,13 +741,13 @@ BAND_ORDER = {"high": 3, "medium": 2, "low": 1, "none": 0}
 ANSWER_WINDOW = 10  # hits (a default page) whose best band is the answer's
 
 
-def overall_band(results: list[SearchResult], window: int = ANSWER_WINDOW) -> Band:
-    """The best band among the first page's results: a boosted hub note on top must not hide an answer.
+def overall_band(bands: Sequence[Band], window: int = ANSWER_WINDOW) -> Band:
+    """The best band among the first page's hits: a boosted hub note on top must not hide an answer.
     It was the first three's: a page of low hits 1-5 and high ones at 6 and 7 said "the vault does not
     answer this" while get_context, quoting hit 6, said "high" (the eval: no unanswerable query moves).
     Search bands this many hits whatever its limit: asked for one, 17 answerable questions of the eval's
     sets said "the vault does not answer this", which asked for ten said `medium`."""
-    return max((r["band"] for r in results[:window]), key=BAND_ORDER.__getitem__, default="none")
+    return max(bands[:window], key=BAND_ORDER.__getitem__, default="none")
 
 
 def _rank_of(ranked: list[int], chunk_ids: list[int]) -> int | None:
