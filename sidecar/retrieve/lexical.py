@@ -176,7 +176,7 @@ def camel_humps(word: str) -> list[str]:
 
 def _spelled_apart(words: list[str]) -> dict[str, str]:
     """Each camelCase word's term and its humps as a phrase: {"garbletext": '"garble text"'}."""
-    return {word.lower(): _quote(" ".join(humps).lower()) for word in words if (humps := camel_humps(word))}
+    return {_term(word): _quote(" ".join(humps).lower()) for word in words if (humps := camel_humps(word))}
 
 
 def compound_word(part: str) -> str | None:

@@ -594,6 +594,16 @@ class Searcher:
             return {}
         return reads.chunk_rows(self.conn, set(chunk_ids))
 
+    def _read_rows(self, chunk_rows: dict[int, dict[str, Any]], chunk_ids: list[int]) -> None:
+        """Adds to `chunk_rows` the rows of those sections it does not hold yet, in one read."""
+        chunk_rows.update(self._chunk_rows([c for c in chunk_ids if c not in chunk_rows]))
+
+    def _note_of(self, note_id: int, note_rows: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        """A hit's note row; one named first from past the rows read up front is read once, and kept."""
+        if note_id not in note_rows:
+            note_rows.update(self._note_rows([note_id]))
+        return note_rows[note_id]
+
     def _note_rows(self, note_ids: list[int]) -> dict[int, dict[str, Any]]:
         if not note_ids:
             return {}
@@ -603,7 +613,7 @@ class Searcher:
                 note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
                 vectors_available: bool) -> list[Judged]:
         """Each hit's band and what it rests on, from its best section (read here if it is not yet)."""
-        chunk_rows.update(self._chunk_rows([h.chunks[0] for h in hits if h.chunks[0] not in chunk_rows]))
+        self._read_rows(chunk_rows, [h.chunks[0] for h in hits])
         return [self._judge(h, cands, chunk_rows, note_rows, lexq, evidence, vectors_available, cosine)
                 for h, cosine in zip(hits, self._cosines(hits, cands), strict=True)]
 
@@ -611,7 +621,7 @@ class Searcher:
                note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery, evidence: QueryEvidence,
                vectors_available: bool, cosine: float | None) -> Judged:
         best = chunk_rows[hit.chunks[0]]
-        note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
+        note = self._note_of(hit.note_id, note_rows)
         lex_rank = _rank_of(cands.lexical, hit.chunks)
         text = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
         found = found_terms(lexq.terms, text)
@@ -629,7 +639,7 @@ class Searcher:
                  chunk_rows: dict[int, dict[str, Any]], note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery,
                  max_tokens: int | None) -> list[SearchResult]:
         """The hits shown: their other sections named, and with a budget their text (_fit_text)."""
-        chunk_rows.update(self._chunk_rows([c for h in hits for c in h.chunks[1:SHOWN_SECTIONS] if c not in chunk_rows]))
+        self._read_rows(chunk_rows, [c for h in hits for c in h.chunks[1:SHOWN_SECTIONS]])
         results = [self._result(h, j, cands, chunk_rows, note_rows, lexq) for h, j in zip(hits, judged, strict=True)]
         if max_tokens:
             self._fit_text(results, hits, chunk_rows, max_tokens, lexq.terms)
@@ -638,7 +648,7 @@ class Searcher:
     def _result(self, hit: NoteHit, judged: Judged, cands: Candidates, chunk_rows: dict[int, dict[str, Any]],
                 note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery) -> SearchResult:
         best = chunk_rows[hit.chunks[0]]
-        note = note_rows.get(hit.note_id) or self._note_rows([hit.note_id])[hit.note_id]
+        note = self._note_of(hit.note_id, note_rows)
         lex_rank, vec_rank = judged.lex_rank, _rank_of(cands.semantic, hit.chunks)
         similarity = cands.note_similarity.get(hit.note_id)
         band, score, coverage = judged.band, judged.score, judged.coverage
@@ -665,7 +675,7 @@ class Searcher:
     def _fit_text(self, results: list[SearchResult], hits: list[NoteHit], chunk_rows: dict[int, dict[str, Any]],
                   max_tokens: int, terms: Sequence[str]) -> None:
         """The shown hits' section text within the budget (_fit_budget), every matching section of them read."""
-        chunk_rows.update(self._chunk_rows([c for h in hits for c in h.chunks if c not in chunk_rows]))
+        self._read_rows(chunk_rows, [c for h in hits for c in h.chunks])
         _fit_budget(results, chunk_rows, hits, max_tokens, terms)
 
     def _cosines(self, hits: list[NoteHit], cands: Candidates) -> list[float | None]:
@@ -690,7 +700,7 @@ class Searcher:
             if not found:
                 cosines.append(None)
                 continue
-            part = self.snap.matrix[found][:, dims]
+            part = self.snap.matrix[found, dims]
             norms = np.maximum(np.linalg.norm(part, axis=1), np.float32(1e-12))  # a row with nothing there: 0
             cosines.append(float(((part @ query) / norms).max()) / query_norm)
         return cosines
