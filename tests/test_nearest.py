@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import sidecar.retrieve.related as related_module
 import sidecar.retrieve.snapshot as snapshot_module
 from sidecar.core import VaultIndex
 from sidecar.retrieve.graph import Graph
@@ -106,3 +107,35 @@ def test_warm_builds_the_narrow_copy_only_where_nearest_reads_it(monkeypatch: py
     monkeypatch.setattr(snapshot_module, "TWO_PASS_MIN_ROWS", 400)
     snap.warm()
     assert snap.first_pass is not None
+
+
+def test_likely_rows_hold_the_best_rows_of_several_weighted_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(8)
+    matrix = _pca_like(ROWS, rng)
+    notes = np.arange(ROWS, dtype=np.int64)
+    notes[11] = -1  # a dead row, the first query's own vector: never a likely row
+    snap = _snapshot(matrix, notes, dead=1)
+    queries = np.vstack([matrix[11], _pca_like(4, rng)])
+    weights = np.array([1.0, 0.6, 0.6, 0.6, 0.6], dtype=np.float32)
+    assert snap.likely_rows(queries, weights, 400) is None  # below TWO_PASS_MIN_ROWS every row is scored
+    monkeypatch.setattr(snapshot_module, "TWO_PASS_MIN_ROWS", 0)
+    rows = snap.likely_rows(queries, weights, 400)
+    assert rows is not None and len(rows) == 400 and rows.tolist() == sorted(rows.tolist())
+    assert 11 not in rows.tolist()
+    exact = (matrix @ (queries * weights[:, None]).T).max(axis=1) * snap.row_weights
+    best = np.argsort(-exact)[:K]
+    assert len(set(best.tolist()) & set(rows.tolist())) >= K - 1
+
+
+def test_related_notes_read_through_the_first_pass_as_through_every_row(index: VaultIndex,  # noqa: F811
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    buffer = NOTES["Kombucha.md"] + "\n## Bottling\n\nBottle with fruit and burp daily.\n\n## Tyres\n\nPatch the tube.\n"
+    every_row = index.related(text=buffer, limit=10)["results"]
+    monkeypatch.setattr(snapshot_module, "TWO_PASS_MIN_ROWS", 0)
+    # All rows but the least likely: a row taken for its neighbour would name another note.
+    monkeypatch.setattr(related_module, "FIRST_PASS_ROWS", len(index.snapshot().vector_ids) - 1)
+    first_pass = index.related(text=buffer, limit=10)["results"]
+    assert index.snapshot().first_pass is not None  # the narrow pass ran
+    assert len(every_row) >= 3
+    assert [(r["path"], r["score"], r["reasons"]) for r in first_pass] == \
+        [(r["path"], r["score"], r["reasons"]) for r in every_row]

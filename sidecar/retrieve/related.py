@@ -42,6 +42,7 @@ TAG_ONLY_CANDIDATES = 50  # below this many candidates, notes sharing only a tag
 MAX_BUFFER_CHARS = 200_000  # a pasted book is not a note; keep the pane fast
 MAX_SOURCE_SECTIONS = 256  # a note of thousands of sections is compared through an even sample of them
 SECTION_BLOCK = 32
+FIRST_PASS_ROWS = 8000  # a large vault's rows scored exactly: the narrow first pass's best (snapshot.likely_rows)
 
 
 def _bounded_sections(weights: np.ndarray) -> np.ndarray:
@@ -210,34 +211,38 @@ class Related:
         if len(src.vectors) == 0 or len(self.snap.vector_ids) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1]:
             return
         sections = _bounded_sections(src.weights)
-        rows = np.arange(len(self.snap.matrix))
-        best = np.full(len(rows), -np.inf, dtype=np.float32)
-        best_section = np.zeros(len(rows), dtype=np.int64)
+        # A large vault: only the rows a narrow first pass finds likely are scored in full (snapshot.py).
+        rows = self.snap.likely_rows(src.vectors[sections], src.weights[sections], FIRST_PASS_ROWS)
+        matrix = self.snap.matrix if rows is None else self.snap.matrix[rows]
+        best = np.full(len(matrix), -np.inf, dtype=np.float32)
+        best_section = np.zeros(len(matrix), dtype=np.int64)
+        every = np.arange(len(matrix))
+        weighted = (src.vectors[sections] * src.weights[sections, None]).T  # a section's weight scales its column
         # A block of sections at a time: memory n x SECTION_BLOCK, not n x m (a note of 3,000 sections
         # against 20,000 chunks needed 240 MB per call). Strictly greater keeps argmax's first-wins ties.
         for start in range(0, len(sections), SECTION_BLOCK):
-            part = sections[start:start + SECTION_BLOCK]
-            weighted = (self.snap.matrix @ src.vectors[part].T) * src.weights[None, part]
-            if self.snap.weighted:
-                weighted *= self.snap.row_weights[:, None]
-            arg = weighted.argmax(axis=1)
-            value = weighted[rows, arg]
+            sims = matrix @ weighted[:, start:start + SECTION_BLOCK]
+            arg = sims.argmax(axis=1)
+            value = sims[every, arg]
             better = value > best
             best[better] = value[better]
-            best_section[better] = part[arg[better]]
+            best_section[better] = sections[start + arg[better]]
+        if self.snap.weighted:  # a row's weight is never negative: it scales the row's best, not which is best
+            best *= self.snap.row_weights if rows is None else self.snap.row_weights[rows]
         # The best few thousand rows hold the best 200 notes; sorting every row cost 12% at 180k chunks.
         top = min(len(best), SEMANTIC_ROWS)
         order = np.argpartition(-best, top - 1)[:top] if top < len(best) else np.arange(len(best))
         order = order[np.argsort(-best[order])]
         seen = 0
         for row in order:
-            note_id = int(self.snap.vector_notes[row])
+            row_id = int(row) if rows is None else int(rows[row])  # the snapshot's row of the scored row
+            note_id = int(self.snap.vector_notes[row_id])
             if note_id == src.note_id or note_id < 0:  # the note itself, or a dead row (snapshot.py)
                 continue
             e = entry(note_id)
             if e["sim"] is None:
                 e["sim"] = float(best[row])
-                e["chunk"] = int(self.snap.vector_ids[row])
+                e["chunk"] = int(self.snap.vector_ids[row_id])
                 e["section"] = src.headings[int(best_section[row])] if src.headings else ""
                 seen += 1
                 if seen >= 200:

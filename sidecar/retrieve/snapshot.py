@@ -103,6 +103,22 @@ class Snapshot:
         top = top[sims[top] > 0.0]  # filtered-out rows, and chunks pointing away from the query
         return rows[top], sims[top]
 
+    def likely_rows(self, queries: Matrix, weights: npt.NDArray[np.float32],
+                    keep: int) -> npt.NDArray[np.intp] | None:
+        """For several weighted queries at once (a note's sections): the `keep` rows whose best weighted
+        similarity to any of them is highest in the narrow first pass, sorted, for exact scoring; None
+        below TWO_PASS_MIN_ROWS rows (or `keep`), where scoring every row exactly is cheap."""
+        n = len(self.vector_ids)
+        if n < TWO_PASS_MIN_ROWS or n <= keep or not len(queries):
+            return None
+        narrow = self.narrow()
+        weighted = (queries[:, narrow.columns] * weights[:, None]).T  # a query's weight scales its column
+        rough = np.full(n, -np.inf, dtype=np.float32)
+        for start in range(0, len(queries), QUERY_BLOCK):  # memory n x QUERY_BLOCK, however many queries
+            np.maximum(rough, (narrow.matrix(n) @ weighted[:, start:start + QUERY_BLOCK]).max(axis=1), out=rough)
+        rough = self._scored(rough, None, None)
+        return np.sort(np.argpartition(-rough, keep - 1)[:keep])
+
     def _scored(self, sims: Matrix, rows: npt.NDArray[np.intp] | None,
                 mask: npt.NDArray[np.bool_] | None) -> Matrix:
         if self.weighted:  # a footer every note shares is no answer, however close its words; a dead row 0
@@ -144,6 +160,7 @@ FIRST_PASS_ROWS = 1_600  # candidates the narrow pass keeps for the exact second
 NARROW_SHARE = 0.375  # share of the columns the narrow pass reads. At 50,537 x 512 over 300 bench queries:
 # 1.8 ms CPU a query against 3.2 for the full product, 174 of 36,000 top-120 chunks changed (near rank 120),
 # no top 10 changed; half the columns: 2.1 ms, 14 changed. The copy costs 37.5% of the matrix's memory.
+QUERY_BLOCK = 32  # likely_rows: queries scored together, so memory stays rows x 32 floats
 _NARROWING = threading.Lock()
 
 
