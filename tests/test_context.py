@@ -14,6 +14,7 @@ from sidecar.commands.cli import main
 from sidecar.core import VaultIndex
 from sidecar.errors import IndexNotReady
 from sidecar.retrieve.context import NO_ANSWER_CHARS, context_answer, format_context
+from sidecar.retrieve.search import CHARS_PER_TOKEN, NoteHit, _fit_budget
 from tests.conftest import open_index
 
 NOTE = """# Plugins for learning
@@ -47,6 +48,25 @@ def test_matching_sibling_sections_come_with_the_best_one(tmp_path: Path) -> Non
                         "Plugins for learning > Spaced repetition > Anki sync"]  # note order, both siblings
     assert "flashcards you review" in top["text"] and "Sends cards" in top["text"]
     assert "Boards with columns" not in top["text"]  # a sibling that matches less stays out
+
+
+def test_the_text_budget_goes_to_the_hits_that_may_answer() -> None:
+    """A `low` hit between `high` and `medium` ones is no answer: its text would crowd out theirs."""
+    rows = {i: {"heading": f"N{i}", "body": f"body {i} " * 50, "start_line": 1, "end_line": 9} for i in (1, 2, 3)}
+    hits = [NoteHit(i, [i], 1.0) for i in (1, 2, 3)]
+    budget = 2 * len(rows[1]["body"]) // CHARS_PER_TOKEN + 1  # room for two bodies, not three
+
+    def fitted(bands: list[str]) -> list[dict[str, Any]]:
+        results: list[dict[str, Any]] = [{"band": b} for b in bands]
+        _fit_budget(results, rows, hits, budget, [])  # type: ignore[arg-type]
+        return results
+
+    answering = fitted(["high", "low", "medium"])
+    assert "text" not in answering[1]  # its snippet stands
+    assert [answering[i]["text"] for i in (0, 2)] == [rows[1]["body"], rows[3]["body"]]
+    assert not answering[2]["truncated"]
+    unanswered = fitted(["low", "low", "low"])  # nothing answers: the nearest notes' text, in order
+    assert unanswered[0]["text"] == rows[1]["body"] and unanswered[2]["truncated"]
 
 
 def _result(band: str) -> dict[str, Any]:

@@ -288,7 +288,8 @@ export interface SearchResult {
   truncated?: boolean;
   /**
    * With max_tokens: the best section's full text, followed by the other matching sections under the same
-   * parent heading (listed in `sections`), within the shared budget (4 characters a token).
+   * parent heading (listed in `sections`), within the shared budget (4 characters a token). A `low` hit shown
+   * with `high` or `medium` ones has none (its snippet stands): the budget goes to the hits that may answer.
    */
   text?: string;
   /** With max_tokens, when `text` joins several sections: each of them, in note order. */

@@ -793,9 +793,13 @@ def _reason(lex_rank: int | None, vec_rank: int | None, similarity: float | None
 def _fit_budget(results: list[SearchResult], chunk_rows: dict[int, dict[str, Any]], hits: list[NoteHit],
                 max_tokens: int, terms: Sequence[str]) -> None:
     """Give each result its section text (small-to-big: with the matching sibling sections under the
-    same parent heading) until the budget runs out; cut with an ellipsis, never drop silently."""
+    same parent heading) until the budget runs out; cut with an ellipsis, never drop silently. Where
+    some hit is `high` or `medium`, a `low` one keeps its snippet only: the budget goes to what may answer."""
     budget = max_tokens * CHARS_PER_TOKEN
+    answering = any(r["band"] in ("high", "medium") for r in results)
     for result, hit in zip(results, hits, strict=True):
+        if answering and result["band"] == "low":
+            continue
         sections = answer_sections(hit.chunks, chunk_rows, terms)
         text = "\n\n".join(chunk_rows[c]["body"] for c in sections)
         if len(sections) > 1:
