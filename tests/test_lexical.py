@@ -1,7 +1,15 @@
 import pytest
 
 from sidecar.ingest.cjk import cjk_tokens
-from sidecar.retrieve.lexical import build_query, camel_humps, compound_splits, compound_word, make_snippet
+from sidecar.retrieve.lexical import (
+    build_query,
+    camel_humps,
+    compound_splits,
+    compound_word,
+    ending_word,
+    make_snippet,
+    start_cuts,
+)
 
 HOSTILE = [
     'unbalanced "quote', '"', '""', "NEAR(a b)", "a AND OR NOT b", "-minus", "col:value", "star*", "(((", ")",
@@ -149,6 +157,15 @@ def test_a_long_word_may_be_read_as_two_words() -> None:
     splits = list(compound_splits("arbeitsbereich"))
     assert ("arbeits", "bereich") in splits and ("arbeit", "bereich") in splits  # the linking s, or not
     assert all(len(a) >= 5 and len(b) >= 5 for a, b in compound_splits("zwischenueberschriften"))
+
+
+def test_a_long_word_may_be_looked_up_by_its_start() -> None:
+    assert list(start_cuts("collegarmi")) == [9, 8, 7, 6]  # 60% of the word at least
+    assert list(start_cuts("exporto")) == [6, 5]  # and five letters
+    assert ending_word('"collegarmi" *') == "collegarmi"
+    assert ending_word('"export"') is None  # too short: an ending off it leaves too little
+    assert ending_word('"приготовить" *') is None  # a Cyrillic word has its own endings (without_ending)
+    assert ending_word('"two words"') is None
 
 
 def test_a_camel_case_word_is_also_searched_as_its_words() -> None:

@@ -139,3 +139,16 @@ def test_related_notes_read_through_the_first_pass_as_through_every_row(index: V
     assert len(every_row) >= 3
     assert [(r["path"], r["score"], r["reasons"]) for r in first_pass] == \
         [(r["path"], r["score"], r["reasons"]) for r in every_row]
+
+
+def test_a_querys_background_is_its_mean_cosine_to_the_vault() -> None:
+    """Near 0 where the model reads the language; high where every text looks alike (search.BLIND_BACKGROUND)."""
+    rng = np.random.default_rng(9)
+    spread = _snapshot(_pca_like(ROWS, rng))
+    query = _pca_like(1, rng)[0]
+    assert abs(spread.background(query, slice(None))) < 0.1
+    assert len(spread.background_rows) == snapshot_module.BACKGROUND_ROWS
+    blur = _pca_like(ROWS, rng) * 0.3 + query  # every row mostly the same direction as the query
+    blur /= np.linalg.norm(blur, axis=1, keepdims=True)
+    assert _snapshot(blur).background(query, slice(None)) > 0.8
+    assert _snapshot(np.zeros((0, DIM), np.float32)).background(query, slice(None)) == 0.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -188,6 +189,27 @@ def compound_word(part: str) -> str | None:
 def may_be_compound(word: str) -> bool:
     """One word of letters, MIN_COMPOUND or more."""
     return len(word) >= MIN_COMPOUND and word.isalpha()
+
+
+# A word of MIN_ENDING_WORD letters or more that no section holds is looked up by its longest start that
+# some word begins with, of at least MIN_START letters and START_SHARE of the word (docs/ranking.md).
+MIN_ENDING_WORD = 7
+MIN_START = 5
+START_SHARE = 0.6
+
+
+def ending_word(part: str) -> str | None:
+    """The word of a query part that may carry an ending to look past, else None. Cyrillic words have
+    their own list of endings (without_ending)."""
+    m = SINGLE_WORD_PART.fullmatch(part)
+    word = m.group(1) if m else ""
+    return word if len(word) >= MIN_ENDING_WORD and word.isalpha() and not CYRILLIC_WORD.fullmatch(word) else None
+
+
+def start_cuts(word: str) -> range:
+    """Lengths of the word's starts to look up, longest first: an inflection Porter does not know (Italian
+    "collegarmi" in a vault that says "collegare", Turkish "notlarimi" where it says "notlarinizi")."""
+    return range(len(word) - 1, max(MIN_START, math.ceil(len(word) * START_SHARE)) - 1, -1)
 
 
 def compound_splits(word: str) -> Iterator[tuple[str, str]]:

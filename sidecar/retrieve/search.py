@@ -37,9 +37,11 @@ from sidecar.retrieve.lexical import (
     build_query,
     compound_splits,
     compound_word,
+    ending_word,
     holds_term,
     make_snippet,
     may_be_compound,
+    start_cuts,
     without_link_targets,
 )
 from sidecar.retrieve.snapshot import Snapshot
@@ -152,6 +154,7 @@ class Candidates:
     note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
     known_share: float | None = None  # share of the query's word pieces the embedding model knows
     query_vector: np.ndarray | None = None
+    blind: bool = False  # the model reads the query's language as one blur (BLIND_BACKGROUND): no cosine for the bands
 
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
@@ -174,6 +177,9 @@ def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[in
     assert query.match is not None
     if len(query.parts) < 2 or query.match_all is None:
         found = _bm25(conn, query.match, allowed, ranking, ranking.candidates)
+        if not found and query.parts:  # one word no note holds: a compound's parts, or the word's start
+            found = _bm25(conn, _specific_any(conn, query, counts), allowed, ranking, ranking.candidates)
+            return found, 0
         return found, len(found)
     strict = _bm25(conn, query.match_all, allowed, ranking, ranking.candidates)
     if len(strict) >= ranking.candidates // 2:
@@ -200,10 +206,29 @@ def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[st
             counts[key] = reads.match_count(conn, part, cap + 1)
         if counts[key] <= cap:
             kept.append(part)
-        word = compound_word(part) if counts[key] == 0 else None
-        if word is not None:
-            kept += _compound_parts(conn, word, counts)
+        if counts[key] == 0:
+            kept += _absent_word_parts(conn, part, counts)
     return " OR ".join(kept) if kept else str(query.match)
+
+
+def _absent_word_parts(conn: sqlite3.Connection, part: str, counts: dict[str, int]) -> list[str]:
+    """What to look up for a query word no section holds: a compound's two parts, else its longest start
+    some word of the vault begins with (an ending Porter does not know: Italian "collegarmi" -> "collegar")."""
+    word = compound_word(part)
+    split = _compound_parts(conn, word, counts) if word is not None else []
+    word = ending_word(part)
+    return split or (_start_part(conn, word, counts) if word is not None else [])
+
+
+def _start_part(conn: sqlite3.Connection, word: str, counts: dict[str, int]) -> list[str]:
+    """The longest start of the word (start_cuts) that some section's word begins with, as an FTS5 prefix term."""
+    for cut in start_cuts(word):
+        term = f'"{word[:cut]}" *'
+        if "start:" + term not in counts:
+            counts["start:" + term] = reads.match_count(conn, term, COMPOUND_COUNT_CAP)
+        if counts["start:" + term]:
+            return [term]
+    return []
 
 
 COMPOUND_COUNT_CAP = 1000  # a part's sections are counted this far: enough to rank the ways of splitting
@@ -463,6 +488,21 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
     return counts
 
 
+# A query whose mean cosine to a sample of the vault's sections (Snapshot.background) reaches this is one the
+# model cannot tell apart from any other text of its language: the embedded model reads Vietnamese so
+# (background 0.56-0.71 on help-vi's questions, against -0.09..0.31 on twelve sets in languages it reads).
+BLIND_BACKGROUND = 0.45
+BLIND = ("The embedding model reads this query's language as a blur (every note is about as close to it): "
+         "the confidence band rests on keywords alone.")
+
+
+def _model_caveat(cands: Candidates, mode: str) -> str | None:
+    """What the embedding model could not do for this query, if anything."""
+    if mode != "lexical" and cands.known_share is not None and cands.known_share < MIN_KNOWN_SHARE:
+        return f"The embedding model knows only {cands.known_share:.0%} of this query's words: ranked by keywords alone."
+    return BLIND if cands.blind else None
+
+
 MAX_EVIDENCE_TERMS = 16
 TERM_COUNTS_KEPT = 100_000  # cached FTS counts per index generation: a few MB at most
 SHOWN_SECTIONS = 4  # a hit's best section and the next three, named in other_sections (_cosines weighs the first three)
@@ -536,9 +576,8 @@ class Searcher:
         }
         if mode != effective_mode:
             response["caveat"] = _join(response["caveat"], VECTORS_LOADING if self.vectors_loading else NO_VECTORS)
-        elif effective_mode != "lexical" and cands.known_share is not None and cands.known_share < MIN_KNOWN_SHARE:
-            response["caveat"] = _join(response["caveat"], f"The embedding model knows only "
-                                       f"{cands.known_share:.0%} of this query's words: ranked by keywords alone.")
+        elif (note := _model_caveat(cands, effective_mode)) is not None:
+            response["caveat"] = _join(response["caveat"], note)
         if allowed is not None and not allowed:
             response["caveat"] = _join(response["caveat"], nothing_passes(self.conn, filters))
         if explain:
@@ -690,6 +729,9 @@ class Searcher:
         query_norm = float(np.linalg.norm(query))
         if query_norm == 0.0:
             dims, query, query_norm = slice(None), cands.query_vector, 1.0
+        cands.blind = self.snap.background(query, dims) / query_norm >= BLIND_BACKGROUND
+        if cands.blind:  # every section about as close as an answer: the cosine tells nothing
+            return [None] * len(hits)
         firsts = [h.chunks[:3] for h in hits]
         rows = self.snap.rows_for(np.fromiter((c for f in firsts for c in f), dtype=np.int64)).tolist()
         cosines: list[float | None] = []

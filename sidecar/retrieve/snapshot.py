@@ -141,6 +141,25 @@ class Snapshot:
         return self.first_pass
 
     @cached_property
+    def background_rows(self) -> npt.NDArray[np.intp]:
+        """A fixed, evenly spaced sample of the live rows (BACKGROUND_ROWS), for background()."""
+        live = np.flatnonzero(self.vector_notes >= 0)
+        if len(live) > BACKGROUND_ROWS:
+            live = live[np.linspace(0, len(live) - 1, BACKGROUND_ROWS).astype(np.intp)]
+        return live
+
+    def background(self, query: Matrix, dims: slice) -> float:
+        """The query's mean cosine, in `dims`, to a sample of the vault's sections (times the query's norm).
+        Near 0 for a query the model reads; near an answer's cosine for one whose language the model
+        reads as a blur, where every text of it looks alike (search.BLIND_BACKGROUND)."""
+        rows = self.background_rows
+        if not len(rows):
+            return 0.0
+        part = self.matrix[rows, dims]
+        norms = np.maximum(np.linalg.norm(part, axis=1), np.float32(1e-12))
+        return float(np.mean((part @ query) / norms))
+
+    @cached_property
     def path_index(self) -> PathIndex:
         """Link resolution for unsaved buffers; built once per generation, not per keystroke."""
         return PathIndex([*self.note_ids, *self.attachments])
@@ -155,6 +174,7 @@ class Snapshot:
         return np.where(found, pos, -1)
 
 
+BACKGROUND_ROWS = 512  # sections a query's background cosine is the mean over: 0.1 ms, and steady
 TWO_PASS_MIN_ROWS = 20_000  # below this the full product is cheap: nearest() reads every column
 FIRST_PASS_ROWS = 1_600  # candidates the narrow pass keeps for the exact second pass
 NARROW_SHARE = 0.375  # share of the columns the narrow pass reads. At 50,537 x 512 over 300 bench queries:
