@@ -75,6 +75,22 @@ def test_batching_does_not_change_results(embedder: Embedder) -> None:
     np.testing.assert_allclose(embedder.encode(texts, batch_size=7), embedder.encode(texts), atol=1e-6)
 
 
+def test_an_unsaved_buffers_sections_are_encoded_once(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The related pane sends the buffer at every pause in typing; only the section being written changes."""
+    sections = ["# Trip\n\nTrain to Porto", "## Food\n\nFrancesinha and port wine", "## Budget\n\n300 euros"]
+    first = embedder.encode_recent(sections)
+    np.testing.assert_array_equal(first, embedder.encode(sections))  # the same rows as without the cache
+    encoded: list[list[str]] = []
+    plain = Embedder.encode
+    monkeypatch.setattr(Embedder, "encode", lambda self, texts, batch_size=1024: encoded.append(list(texts))
+                        or plain(self, texts, batch_size))
+    typed = [*sections[:2], sections[2] + " for the week"]
+    np.testing.assert_array_equal(embedder.encode_recent(typed), plain(embedder, typed))
+    assert encoded == [[typed[2]]]  # only the changed section was encoded
+    with pytest.raises(TypeError):
+        embedder.encode_recent("one string")
+
+
 def test_paraphrase_is_closer_than_unrelated(embedder: Embedder) -> None:
     query, paraphrase, unrelated = embedder.encode(
         [

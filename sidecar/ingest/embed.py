@@ -73,7 +73,8 @@ class Embedder:
         self._folder = folder
         self.name = name
         self._queries: dict[str, Vectors] = {}  # recent query vectors, oldest first (encode_query)
-        self._queries_lock = threading.Lock()
+        self._sections: dict[str, Vectors] = {}  # recent unsaved sections' vectors, oldest first (encode_recent)
+        self._queries_lock = threading.Lock()  # guards both
 
     @classmethod
     def load(cls, model: str | None = None) -> Embedder:
@@ -171,6 +172,24 @@ class Embedder:
             self._queries[text] = row
         return row
 
+    def encode_recent(self, texts: Sequence[str]) -> Vectors:
+        """`encode`, keeping the last SECTION_CACHE texts' rows: an unsaved buffer is sent again at every
+        pause in typing (the related pane), and only the section being written has changed."""
+        if isinstance(texts, str):
+            raise TypeError("encode_recent() takes a sequence of texts, not a single string")
+        with self._queries_lock:
+            known = {t: self._sections[t] for t in texts if t in self._sections}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = dict(zip(missing, self.encode(missing), strict=True))
+            with self._queries_lock:
+                for text, row in fresh.items():
+                    if len(self._sections) >= SECTION_CACHE:
+                        del self._sections[next(iter(self._sections))]
+                    self._sections[text] = row
+            known.update(fresh)
+        return np.vstack([known[t] for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
+
     def _encode(self, texts: Sequence[str], batch_size: int, query: bool) -> Vectors:
         if isinstance(texts, str):
             # A str is a Sequence[str] too; encoding it letter by letter is never what was meant.
@@ -198,6 +217,7 @@ class Embedder:
 
 MIN_PART_KNOWN_SHARE = 0.5
 QUERY_CACHE = 256  # query vectors kept (2 KB each with the default pair)
+SECTION_CACHE = 1024  # unsaved sections' vectors kept (encode_recent): 2 MB with the default pair
 
 
 @functools.lru_cache(maxsize=256)  # search asks for the query's share, then encode_query per part: tokenize once

@@ -68,7 +68,7 @@ class RelatedWeights:
     other_sections: float = 0.6  # weight of sections away from the cursor
 
 
-Signal = float | npt.NDArray[np.float32]  # one note's figure, or a block of notes' (health's suggestions)
+Signal = float | npt.NDArray[np.floating[Any]]  # one note's figure, or a block of notes' (health's suggestions)
 
 
 def related_score(similarity: Signal, links_here: Signal, shared_links: Signal, shared_tags: Signal,
@@ -147,7 +147,8 @@ class Related:
         chunks = chunk_note(note)
         headings = [" > ".join(c.heading_path) for c in chunks]
         if self.embedder is not None and chunks:
-            vectors = self.embedder.encode([embed_text(note.title, h, c.text) for h, c in zip(headings, chunks, strict=True)])
+            vectors = self.embedder.encode_recent([embed_text(note.title, h, c.text)
+                                                   for h, c in zip(headings, chunks, strict=True)])
         else:
             vectors = np.zeros((0, 1), np.float32)
         note_id = note_id_at(self.conn, path) if path else None
@@ -202,9 +203,14 @@ class Related:
         for target in src.outlinks:
             entry(target)
         out.pop(src.note_id, None) if src.note_id is not None else None
-        for e in out.values():
-            e["score"] = float(related_score(e["sim"] or 0.0, float(e["links_here"]), float(e["shared_links"]),
-                                             float(e["shared_tags"]), self.w))
+        # One array product for every candidate (thousands where a tag or a hub page is widely shared),
+        # in float64: the same sums, to the bit, as one note's Python floats.
+        sim, links_here, shared_links, shared_tags = (
+            np.fromiter(((e[k] or 0.0) for e in out.values()), dtype=np.float64, count=len(out))
+            for k in ("sim", "links_here", "shared_links", "shared_tags"))
+        scores = related_score(sim, links_here, shared_links, shared_tags, self.w)
+        for e, score in zip(out.values(), np.asarray(scores).tolist(), strict=True):
+            e["score"] = score
         return out
 
     def _semantic(self, src: Source, entry: Any) -> None:
