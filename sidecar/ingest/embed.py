@@ -74,7 +74,7 @@ class Embedder:
         self.name = name
         self._queries: dict[str, Vectors] = {}  # recent query vectors, oldest first (encode_query)
         self._sections: dict[str, Vectors] = {}  # recent unsaved sections' vectors, oldest first (encode_recent)
-        self._queries_lock = threading.Lock()  # guards both
+        self._cache_lock = threading.Lock()  # guards both
 
     @classmethod
     def load(cls, model: str | None = None) -> Embedder:
@@ -160,13 +160,13 @@ class Embedder:
         """One row for a query: parts that know too few of its pieces are left out (zeros). Read-only:
         the last QUERY_CACHE queries' rows are kept, as a query is asked again (the search box as one
         types and deletes, a pane reopened, the same question on both ports) and costs ~0.15 ms to embed."""
-        with self._queries_lock:
+        with self._cache_lock:
             cached = self._queries.get(text)
         if cached is not None:
             return cached
         row: Vectors = self._encode([text], 1, query=True)[0]
         row.setflags(write=False)
-        with self._queries_lock:
+        with self._cache_lock:
             if len(self._queries) >= QUERY_CACHE:
                 del self._queries[next(iter(self._queries))]
             self._queries[text] = row
@@ -177,12 +177,12 @@ class Embedder:
         pause in typing (the related pane), and only the section being written has changed."""
         if isinstance(texts, str):
             raise TypeError("encode_recent() takes a sequence of texts, not a single string")
-        with self._queries_lock:
+        with self._cache_lock:
             known = {t: self._sections[t] for t in texts if t in self._sections}
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
             fresh = dict(zip(missing, self.encode(missing), strict=True))
-            with self._queries_lock:
+            with self._cache_lock:
                 for text, row in fresh.items():
                     if len(self._sections) >= SECTION_CACHE:
                         del self._sections[next(iter(self._sections))]

@@ -178,8 +178,8 @@ def _all_then_any(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[in
     if len(query.parts) < 2 or query.match_all is None:
         found = _bm25(conn, query.match, allowed, ranking, ranking.candidates)
         if not found and query.parts:  # one word no note holds: a compound's parts, or the word's start
-            found = _bm25(conn, _specific_any(conn, query, counts), allowed, ranking, ranking.candidates)
-            return found, 0
+            wider = _specific_any(conn, query, counts)
+            return (_bm25(conn, wider, allowed, ranking, ranking.candidates) if wider != query.match else []), 0
         return found, len(found)
     strict = _bm25(conn, query.match_all, allowed, ranking, ranking.candidates)
     if len(strict) >= ranking.candidates // 2:
@@ -214,10 +214,12 @@ def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[st
 def _absent_word_parts(conn: sqlite3.Connection, part: str, counts: dict[str, int]) -> list[str]:
     """What to look up for a query word no section holds: a compound's two parts, else its longest start
     some word of the vault begins with (an ending Porter does not know: Italian "collegarmi" -> "collegar")."""
-    word = compound_word(part)
-    split = _compound_parts(conn, word, counts) if word is not None else []
+    compound = compound_word(part)
+    split = _compound_parts(conn, compound, counts) if compound is not None else []
+    if split:
+        return split
     word = ending_word(part)
-    return split or (_start_part(conn, word, counts) if word is not None else [])
+    return _start_part(conn, word, counts) if word is not None else []
 
 
 def _start_part(conn: sqlite3.Connection, word: str, counts: dict[str, int]) -> list[str]:
@@ -225,7 +227,7 @@ def _start_part(conn: sqlite3.Connection, word: str, counts: dict[str, int]) -> 
     for cut in start_cuts(word):
         term = f'"{word[:cut]}" *'
         if "start:" + term not in counts:
-            counts["start:" + term] = reads.match_count(conn, term, COMPOUND_COUNT_CAP)
+            counts["start:" + term] = reads.match_count(conn, term, 1)  # whether any section has it
         if counts["start:" + term]:
             return [term]
     return []
@@ -599,6 +601,8 @@ class Searcher:
             if not np.any(qvec):
                 return cands  # no known token in the query: the semantic leg has nothing to say
             cands.query_vector = qvec  # in lexical mode too: the bands weigh each hit's cosine
+            dims, band_query, norm = self._band_query(qvec, self.embedder)
+            cands.blind = self.snap.background(band_query, dims) / norm >= BLIND_BACKGROUND
             if mode in ("hybrid", "semantic"):
                 cands.semantic, cands.note_similarity = semantic_candidates(
                     self.snap, qvec, allowed, self.ranking.candidates, self.ranking.per_note)
@@ -724,12 +728,7 @@ class Searcher:
         looked up at once."""
         if cands.query_vector is None or self.embedder is None:
             return [None] * len(hits)
-        dims = self.embedder.band_slice
-        query = cands.query_vector[dims]
-        query_norm = float(np.linalg.norm(query))
-        if query_norm == 0.0:
-            dims, query, query_norm = slice(None), cands.query_vector, 1.0
-        cands.blind = self.snap.background(query, dims) / query_norm >= BLIND_BACKGROUND
+        dims, query, query_norm = self._band_query(cands.query_vector, self.embedder)
         if cands.blind:  # every section about as close as an answer: the cosine tells nothing
             return [None] * len(hits)
         firsts = [h.chunks[:3] for h in hits]
@@ -742,10 +741,17 @@ class Searcher:
             if not found:
                 cosines.append(None)
                 continue
-            part = self.snap.matrix[found, dims]
-            norms = np.maximum(np.linalg.norm(part, axis=1), np.float32(1e-12))  # a row with nothing there: 0
-            cosines.append(float(((part @ query) / norms).max()) / query_norm)
+            cosines.append(float(self.snap.cosines(found, query, dims).max()) / query_norm)
         return cosines
+
+    @staticmethod
+    def _band_query(query_vector: np.ndarray, embedder: Embedder) -> tuple[slice, np.ndarray, float]:
+        """The query's part the bands read (Embedder.band_slice; the whole vector when it has nothing
+        there), and that part's length."""
+        dims = embedder.band_slice
+        query = query_vector[dims]
+        norm = float(np.linalg.norm(query))
+        return (dims, query, norm) if norm > 0.0 else (slice(None), query_vector, 1.0)
 
     def _explanation(self, weights: dict[str, float], cands: Candidates, lexq: LexicalQuery,
                      filters: Filters, allowed: set[int] | None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -153,11 +153,14 @@ class Snapshot:
         Near 0 for a query the model reads; near an answer's cosine for one whose language the model
         reads as a blur, where every text of it looks alike (search.BLIND_BACKGROUND)."""
         rows = self.background_rows
-        if not len(rows):
-            return 0.0
+        return float(np.mean(self.cosines(rows, query, dims))) if len(rows) else 0.0
+
+    def cosines(self, rows: Sequence[int] | npt.NDArray[np.intp], query: Matrix, dims: slice) -> Matrix:
+        """Each row's cosine to `query` in the columns `dims` (times the query's norm): a part of the
+        vector is no unit vector, so each row is divided by its own length there (0 where it has none)."""
         part = self.matrix[rows, dims]
-        norms = np.maximum(np.linalg.norm(part, axis=1), np.float32(1e-12))
-        return float(np.mean((part @ query) / norms))
+        cosines: Matrix = (part @ query) / np.maximum(np.linalg.norm(part, axis=1), np.float32(1e-12))
+        return cosines
 
     @cached_property
     def path_index(self) -> PathIndex:
