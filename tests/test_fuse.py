@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sidecar.rank.evidence import query_evidence
-from sidecar.rank.fuse import Thresholds, band_for, confidence, query_weights, rrf
+from sidecar.rank.fuse import KEYWORD_LOW_ABSENT, Thresholds, band_for, confidence, query_weights, rrf
 
 
 def test_rrf_sums_reciprocal_ranks() -> None:
@@ -30,13 +30,22 @@ def test_query_aware_weights() -> None:
 
 def test_bands() -> None:
     t = Thresholds(high=0.6, low=0.4)
-    assert band_for(0.7, 0.0, False, False, t) == "high"
-    assert band_for(0.7, 0.75, False, True, t) == "medium"  # "2023 winners": a hit on 2022 is not an answer
-    assert band_for(0.5, 1.0, False, False, t) == "medium"
-    assert band_for(0.2, 0.5, False, False, t) == "low"
-    assert band_for(0.2, 1.0, True, False, t) == "high"  # a rare exact identifier is an answer
-    assert band_for(None, 1.0, False, False, t) == "medium"  # lexical only: never "high" without evidence
-    assert band_for(None, 0.2, False, False, t) == "low"
+    assert band_for(0.7, 0.0, False, False, t, absent=0.0) == "high"
+    assert band_for(0.7, 0.75, False, True, t, absent=0.0) == "medium"  # "2023 winners": a hit on 2022 is not an answer
+    assert band_for(0.5, 1.0, False, False, t, absent=0.0) == "medium"
+    assert band_for(0.2, 0.5, False, False, t, absent=0.0) == "low"
+    assert band_for(0.2, 1.0, True, False, t, absent=0.0) == "high"  # a rare exact identifier is an answer
+    assert band_for(None, 1.0, False, False, t, absent=0.0) == "medium"  # lexical only: never "high" without evidence
+
+
+def test_bands_without_a_cosine_say_not_answered_only_on_evidence() -> None:
+    """No cosine (no vectors, or a language the model reads as a blur): a hit holding a few of the query's
+    words is as likely an answer in other words as none, unless the vault lacks the query's words."""
+    t = Thresholds(high=0.6, low=0.4)
+    assert band_for(None, 0.2, False, False, t, absent=0.0) == "medium"
+    assert band_for(None, 0.2, False, False, t, absent=KEYWORD_LOW_ABSENT) == "low"
+    assert band_for(None, 0.0, False, False, t, absent=0.0) == "low"  # holds none of the query's words
+    assert band_for(None, 0.6, False, False, t, absent=1.0) == "medium"
 
 
 def test_confidence_weighs_rare_words_found_and_words_the_vault_lacks() -> None:

@@ -36,11 +36,11 @@ def test_only_fuse_compares_scores_with_the_band_thresholds() -> None:
 def test_related_and_search_bands_share_the_rule() -> None:
     t = Thresholds(high=0.8, low=0.5)
     for score in (0.2, 0.5, 0.79, 0.8, 0.95):
-        assert related_band(score, False, t) == threshold_band(score, t) == band_for(score, 0.0, False, False, t)
+        assert related_band(score, False, t) == threshold_band(score, t) == band_for(score, 0.0, False, False, t, absent=0.0)
     assert related_band(0.2, True, t) == "medium"  # linked notes are at least medium
     assert related_band(0.9, True, t) == "high"
     assert related_band(None, False, t) == "low" and related_band(None, True, t) == "medium"
-    assert band_for(0.9, 0.0, False, True, t) == "medium"  # a number the query names is missing: not high
+    assert band_for(0.9, 0.0, False, True, t, absent=0.0) == "medium"  # a number the query names is missing: not high
 
 
 def test_health_suggestions_score_like_related_notes() -> None:

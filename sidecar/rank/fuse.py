@@ -69,6 +69,10 @@ def query_weights(query: str, lexical: float = 1.0, semantic: float = 1.0, quest
 
 COVERAGE_WEIGHT = 0.5  # how much the query's rare words found in the hit count next to the cosine
 UNSEEN_PENALTY = 0.4  # how much the query's words found nowhere in the vault count against it
+# With no cosine to go by, a hit holding less than half the query's words is `low` ("the vault does not
+# answer this") only when the vault lacks this share of the query's words (QueryEvidence.absent) or the hit
+# holds none of them: a question worded unlike its answer is otherwise as likely as not answered.
+KEYWORD_LOW_ABSENT = 0.35
 
 
 def confidence(similarity: float | None, weighted_coverage: float, absent: float) -> float:
@@ -81,17 +85,19 @@ def confidence(similarity: float | None, weighted_coverage: float, absent: float
 
 
 def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, exact_missing: bool,
-             t: Thresholds) -> Band:
+             t: Thresholds, *, absent: float) -> Band:
     """high / medium / low for one result, from its confidence score (None: no vectors).
 
     A rare query word found lifts a result to high (an exact identifier is a real answer whatever the
-    cosine says); a number the query names and the hit lacks ("2023") keeps it from high. Without
-    vectors, lexical coverage alone decides, never above medium.
+    cosine says); a number the query names and the hit lacks ("2023") keeps it from high. Without a
+    cosine, the keywords alone decide, never above medium (KEYWORD_LOW_ABSENT).
     """
     if rare_term_hit and lexical_coverage >= 0.999:
         return "high"
     if score is None:
-        return "medium" if lexical_coverage >= 0.5 else "low"
+        if lexical_coverage >= 0.5:
+            return "medium"
+        return "low" if lexical_coverage == 0.0 or absent >= KEYWORD_LOW_ABSENT else "medium"
     band = threshold_band(score, t)
     return "medium" if band == "high" and exact_missing else band
 

@@ -154,7 +154,12 @@ class Candidates:
     note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
     known_share: float | None = None  # share of the query's word pieces the embedding model knows
     query_vector: np.ndarray | None = None
-    blind: bool = False  # the model reads the query's language as one blur (BLIND_BACKGROUND): no cosine for the bands
+    background: float = 0.0  # the query's mean band cosine to a sample of the vault's sections (Snapshot.background)
+
+    @property
+    def blind(self) -> bool:
+        """The model reads the query's language as one blur (BLIND_BACKGROUND): no cosine for the bands."""
+        return self.background >= BLIND_BACKGROUND
 
 
 def lexical_candidates(conn: sqlite3.Connection, query: LexicalQuery, allowed: set[int] | None,
@@ -494,6 +499,10 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
 # model cannot tell apart from any other text of its language: the embedded model reads Vietnamese so
 # (background 0.56-0.71 on help-vi's questions, against -0.09..0.31 on twelve sets in languages it reads).
 BLIND_BACKGROUND = 0.45
+# Short of that, a language the model half reads has every cosine raised by what all its texts share: Arabic,
+# which the multilingual part's training texts lacked (background median 0.35; "an Apple Watch app?" was 0.72
+# from the code of conduct). The background's excess over this floor is taken off each band cosine.
+BACKGROUND_FLOOR = 0.2
 BLIND = ("The embedding model reads this query's language as a blur (every note is about as close to it): "
          "the confidence band rests on keywords alone.")
 
@@ -602,7 +611,7 @@ class Searcher:
                 return cands  # no known token in the query: the semantic leg has nothing to say
             cands.query_vector = qvec  # in lexical mode too: the bands weigh each hit's cosine
             dims, band_query, norm = self._band_query(qvec, self.embedder)
-            cands.blind = self.snap.background(band_query, dims) / norm >= BLIND_BACKGROUND
+            cands.background = self.snap.background(band_query, dims) / norm
             if mode in ("hybrid", "semantic"):
                 cands.semantic, cands.note_similarity = semantic_candidates(
                     self.snap, qvec, allowed, self.ranking.candidates, self.ranking.per_note)
@@ -676,7 +685,8 @@ class Searcher:
         # keywords' alone, never high on them, rather than a cosine of 0 reading as "no answer".
         score = confidence(cosine, evidence.weighted_coverage(found), evidence.absent) \
             if vectors_available and cosine is not None else None
-        return Judged(band_for(score, coverage, rare_hit, exact_missing, self.thresholds), score, coverage, lex_rank)
+        return Judged(band_for(score, coverage, rare_hit, exact_missing, self.thresholds, absent=evidence.absent),
+                      score, coverage, lex_rank)
 
     def _results(self, hits: list[NoteHit], judged: list[Judged], cands: Candidates,
                  chunk_rows: dict[int, dict[str, Any]], note_rows: dict[int, dict[str, Any]], lexq: LexicalQuery,
@@ -731,6 +741,7 @@ class Searcher:
         dims, query, query_norm = self._band_query(cands.query_vector, self.embedder)
         if cands.blind:  # every section about as close as an answer: the cosine tells nothing
             return [None] * len(hits)
+        excess = max(0.0, cands.background - BACKGROUND_FLOOR)
         firsts = [h.chunks[:3] for h in hits]
         rows = self.snap.rows_for(np.fromiter((c for f in firsts for c in f), dtype=np.int64)).tolist()
         cosines: list[float | None] = []
@@ -741,7 +752,7 @@ class Searcher:
             if not found:
                 cosines.append(None)
                 continue
-            cosines.append(float(self.snap.cosines(found, query, dims).max()) / query_norm)
+            cosines.append(float(self.snap.cosines(found, query, dims).max()) / query_norm - excess)
         return cosines
 
     @staticmethod
