@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.core import VaultIndex
-from tests.conftest import open_index
+from tests.conftest import open_index, vault_of
 
 NOTES = {
     "退款.md": "# 退款政策\n\n客户在购买后三十天内可以申请退款。请联系客服并提供订单号，我们会在五个工作日内处理。\n",
@@ -89,7 +89,8 @@ def test_a_bigram_across_two_words_of_an_unspaced_script_counts_as_its_character
     answer this"). A bigram whose characters are both in the vault counts as often as the rarer one."""
     from sidecar.ingest.cjk import may_straddle_words
 
-    assert may_straddle_words("何申") and may_straddle_words("トを") and may_straddle_words("ค้")
+    assert may_straddle_words("何申") and may_straddle_words("トを") and may_straddle_words("ภาษ")  # Thai: triples
+    assert not may_straddle_words("ภา")  # a whole two-letter Thai word: in no other word's place
     assert not may_straddle_words("노트") and not may_straddle_words("何") and not may_straddle_words("ab")
     from sidecar.retrieve.search import document_counts
 
@@ -97,6 +98,16 @@ def test_a_bigram_across_two_words_of_an_unspaced_script_counts_as_its_character
     counts = document_counts(index.reader(), ["款请", "退款", "트노"], sections)
     assert counts["款请"] > 0 and counts["退款"] > 0  # 款 and 请 are both in the vault, in other words
     assert counts["트노"] == 0  # 노트 is, but Korean writes its words apart: this pair is in none
+
+
+def test_a_thai_word_is_found_by_its_letter_triples_not_pairs_spread_over_other_words(tmp_path: Path) -> None:
+    """Thai letter pairs are as common as "th": "ภาษา" (language) found first a note that holds ภา, าษ and ษา
+    in three other words (picture, citizen, study) and never the word."""
+    notes = {"รูปภาพ.md": "# รูปภาพ\n\nภาพถ่าย ภาพวาด ภาพประกอบ ราษฎร ศึกษา ภาพหน้าจอ ศึกษา ราษฎร\n",
+             "ตั้งค่า.md": "# ตั้งค่า\n\nเปลี่ยนภาษาของแอปได้ในหน้าตั้งค่า เลือกเมนูทั่วไป แล้วรีสตาร์ทแอป\n"}
+    with vault_of(tmp_path, notes, load_model=False) as index:
+        assert [r["path"] for r in index.search("ภาษา", mode="lexical")["results"]] == ["ตั้งค่า.md"]
+        assert index.search("ภา", mode="lexical")["results"]  # a two-letter query still finds the words it starts
 
 
 def test_an_index_of_the_previous_schema_is_rebuilt(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ Lucene's CJK analyzer does, we index each run a second time, in its own column, 
 character bigrams (plus the single characters, for one-character queries and as a last resort),
 and query a run as an OR of its bigrams: a question shares bigrams with the section that
 answers it, and BM25 ranks the sections that share more first. Hangul bigrams also match a word
-across its particles (노트를 and 노트에서 share 노트).
+across its particles (노트를 and 노트에서 share 노트). Thai, Lao, Myanmar and Khmer are alphabets:
+a pair of their letters is as common as "th" in English and tells no word from another, so their
+runs go in as overlapping triples instead (char_grams).
 
 The same column holds the pictographs (emoji) of the text, one token each: unicode61 treats them as
 separators, so the Tasks plugin's ⏫ or 📅 and a note's ✅ could not be searched at all; and the
@@ -28,11 +30,21 @@ UNSPACED_RUN = re.compile(UNSPACED_CHAR.pattern + "+")
 HANGUL = re.compile(f"[{_HANGUL}]")
 
 
+# The unspaced scripts that are alphabets (Thai, Lao, Myanmar, Khmer), cut into triples, not pairs.
+ALPHABET_CHAR = re.compile(r"[\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff]")
+
+
+def gram_size(letters: str) -> int:
+    """Characters a gram of this run has: three in an alphabet (ALPHABET_CHAR), two in the rest."""
+    return 3 if ALPHABET_CHAR.match(letters) else 2
+
+
 def may_straddle_words(gram: str) -> bool:
-    """A query's bigram that may span two words: Han, kana, Thai... are written without spaces, so
+    """A query's gram that may span two words: Han, kana, Thai... are written without spaces, so
     为什么's 么应 in 为什么应用 is in no section and says nothing of the vault. Korean puts spaces
     between words: its bigrams are inside one."""
-    return len(gram) == 2 and UNSPACED_CHAR.fullmatch(gram[0]) is not None and HANGUL.search(gram) is None
+    return (len(gram) >= 2 and len(gram) == gram_size(gram) and UNSPACED_CHAR.fullmatch(gram[0]) is not None
+            and HANGUL.search(gram) is None)
 
 
 # The emoji blocks: Miscellaneous Technical (⌛ ⏫ ⏳), Miscellaneous Symbols and Dingbats (☀ ✅ ❌ ➕),
@@ -53,23 +65,30 @@ def _letters(run: str) -> str:
     return "".join(c for c in run if not unicodedata.category(c).startswith("M"))
 
 
-def bigrams(run: str) -> list[str]:
-    """Overlapping character pairs of one run; a one-character run is itself."""
+def char_grams(run: str) -> list[str]:
+    """Overlapping character pairs of one run, triples in an alphabet (gram_size); a shorter run is itself."""
     letters = _letters(run)
-    if len(letters) < 2:
+    size = gram_size(letters)
+    if len(letters) < size:
         return [letters] if letters else []
-    return [letters[i : i + 2] for i in range(len(letters) - 1)]
+    return [letters[i : i + size] for i in range(len(letters) - size + 1)]
+
+
+def is_short_gram(gram: str) -> bool:
+    """A whole run of an alphabet shorter than its triples (a two-letter Thai word): longer runs hold it
+    only inside their triples, so a query looks it up as their start."""
+    return 1 < len(gram) < gram_size(gram)
 
 
 HIRAGANA_PAIR = re.compile(r"[\u3040-\u309f]{2}")
 
 
-def query_bigrams(run: str) -> list[str]:
-    """The bigrams a query's run is searched by: those of `bigrams` less pairs of hiragana, unless
+def query_grams(run: str) -> list[str]:
+    """The grams a query's run is searched by: those of `char_grams` less pairs of hiragana, unless
     nothing else is left. Japanese writes its particles and endings in hiragana (見出しの下を隠したい:
     しの, した, たい) and most content words in kanji and katakana; a pair of hiragana matches nearly
     every Japanese section and outvoted the words that say what the question is about."""
-    grams = bigrams(run)
+    grams = char_grams(run)
     content = [g for g in grams if not HIRAGANA_PAIR.fullmatch(g)]
     return content or grams
 
@@ -79,12 +98,12 @@ def unigrams(run: str) -> list[str]:
 
 
 def cjk_tokens(text: str) -> str:
-    """The text of the index's `cjk` column: each run's bigrams, then its characters, runs a line each;
-    then the text's pictographs."""
+    """The text of the index's `cjk` column: each run's grams (char_grams), then its characters, runs a
+    line each; then the text's pictographs."""
     lines = []
     for run in UNSPACED_RUN.findall(text):
         singles = unigrams(run)
-        lines.append(" ".join(bigrams(run) + (singles if len(singles) > 1 else [])))
+        lines.append(" ".join(char_grams(run) + (singles if len(singles) > 1 else [])))
     pictographs = PICTOGRAPH.findall(text)
     if pictographs:
         lines.append(" ".join(pictograph_token(c) for c in pictographs))

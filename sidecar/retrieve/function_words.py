@@ -7,7 +7,7 @@ scored nDCG@10 0.787 against 0.810 (docs/ranking.md). One set for every language
 does not say which language it is in; words that are content in another language are left out ("vi",
 Danish for "we", is an editor; "ci", Italian for "us", a build server; German "man" and "war" are
 English nouns). Unspaced scripts (Chinese, Japanese, Korean) are cut into bigrams instead
-(cjk.query_bigrams) and need no list.
+(cjk.query_grams) and need no list.
 """
 
 from __future__ import annotations

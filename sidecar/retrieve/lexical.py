@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from sidecar.ingest.cjk import (
     PICTOGRAPH,
     UNSPACED_CHAR,
-    bigrams,
+    char_grams,
+    is_short_gram,
     pictograph_token,
-    query_bigrams,
+    query_grams,
     split_cjk_runs,
     unigrams,
 )
@@ -83,12 +84,12 @@ def _quote(text: str) -> str:
 
 
 def _cjk_term(gram: str) -> str:
-    return "cjk : " + _quote(gram)
+    return "cjk : " + _quote(gram) + (" *" if is_short_gram(gram) else "")
 
 
 def _cjk_phrase(run: str) -> str:
-    """The run as consecutive bigrams: an exact substring."""
-    return "cjk : " + _quote(" ".join(bigrams(run)))
+    """The run as consecutive grams: an exact substring."""
+    return "cjk : " + _quote(" ".join(char_grams(run)))
 
 
 def _add_pictographs(piece: str, parts: list[str], terms: list[str]) -> None:
@@ -121,7 +122,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 continue
             required.append(_cjk_phrase(piece) if is_cjk else _quote(" ".join(words)))
             parts.append(required[-1])
-            terms += bigrams(piece) if is_cjk else [w.lower() for w in words]
+            terms += char_grams(piece) if is_cjk else [w.lower() for w in words]
     tokens = [tok for tok in rest.split() if WORD.search(tok) or PICTOGRAPH.search(tok)]
     content = [tok for tok in tokens if not is_function_token(tok)]
     function_words = set(tokens) - set(content)
@@ -130,7 +131,7 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
     for i, token in enumerate(tokens):
         for is_cjk, piece in split_cjk_runs(token):
             if is_cjk:
-                grams = query_bigrams(piece)
+                grams = query_grams(piece)
                 parts += [_cjk_term(g) for g in grams]
                 terms += grams
                 singles += unigrams(piece)
