@@ -52,6 +52,11 @@ OFF_TOPIC = (
     "怎么做正宗的红烧肉", "北京到上海的高铁需要多长时间", "如何训练小狗不乱叫", "感冒了应该吃什么药",
     "된장찌개 맛있게 끓이는 방법", "서울에서 부산까지 기차로 얼마나 걸리나요", "고양이 발톱 깎는 법", "마라톤 훈련 계획 세우기",
     "как приготовить борщ с пампушками", "правила игры в хоккей с мячом", "как ухаживать за орхидеей дома",
+    "كيف أطبخ الكبسة باللحم", "ما هي أفضل طريقة لتعلم السباحة", "كيف أعتني بنبتة الصبار في الشتاء",
+    "hoe maak ik echte stroopwafels", "wanneer moet ik mijn tulpenbollen planten", "hoe vervang ik de ketting van mijn fiets",
+    "jak zrobić pierogi ruskie krok po kroku", "ile kosztuje bilet na pociąg do Krakowa", "jak nauczyć psa chodzić na smyczy",
+    "วิธีทำต้มยำกุ้งน้ำข้น", "ไปเที่ยวเชียงใหม่ช่วงไหนดีที่สุด", "วิธีดูแลกล้วยไม้ให้ออกดอก",
+    "evde baklava nasıl yapılır", "Kapadokya'ya otobüsle kaç saat sürer", "kedim neden mama yemiyor",
 )
 SENTENCE = re.compile(r"[^.!?。！？\n]{40,240}[.!?。！？]?")
 UNSPACED_SHARE = 0.3  # a sentence this much in an unspaced script (CJK, Thai) is cut into pieces, not words
