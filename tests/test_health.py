@@ -433,6 +433,17 @@ def test_text_overlap_ignores_template_text_but_keeps_copies() -> None:
     assert health.text_overlap(["", "a b"], np.array([0]), np.array([1])).tolist() == [0.0]
 
 
+def test_text_overlap_reads_scripts_without_spaces_a_character_a_word() -> None:
+    """A Chinese or Thai paragraph has no spaces: as one word it made no three-word sequence, so two copies
+    of a Chinese note were never near-duplicates. Korean spaces its words and keeps them whole."""
+    zh = "如何在不同设备之间同步笔记。你可以使用官方的同步服务，也可以把笔记库放在云盘里，同步之前请先备份所有的笔记。"
+    th = "วิธีซิงค์โน้ตระหว่างอุปกรณ์ต่างๆ คุณสามารถใช้บริการซิงค์อย่างเป็นทางการ หรือเก็บคลังโน้ตไว้ในไดรฟ์คลาวด์"
+    texts = [zh, zh.replace("官方的", "官方"), th, th.replace("อย่างเป็นทางการ", "ทางการ"), "標籤可以幫助你整理筆記。" * 3]
+    overlap = health.text_overlap(texts, np.array([0, 2, 0]), np.array([1, 3, 4]))
+    assert overlap[0] > 0.8 and overlap[1] > 0.8 and overlap[2] == 0.0
+    assert health._words("노트를 동기화 하기 abc漢字") == ["노트를", "동기화", "하기", "abc", "漢", "字"]
+
+
 def test_name_matcher_finds_typos() -> None:
     matcher = health.NameMatcher(["chunking strategy", "ranking with rrf", "home"])
     assert matcher.close("Chunking Stratgy", 3, 0.75)[0][0] == "chunking strategy"
