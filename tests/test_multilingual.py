@@ -110,6 +110,20 @@ def test_a_thai_word_is_found_by_its_letter_triples_not_pairs_spread_over_other_
         assert index.search("ภา", mode="lexical")["results"]  # a two-letter query still finds the words it starts
 
 
+def test_a_word_with_vowel_signs_is_one_word(tmp_path: Path) -> None:
+    """Hindi writes most vowels as combining signs, which regex \\w leaves out: "सिंक" (sync) was searched,
+    counted and marked as the consonants "स" and "क", so a snippet marked "को" and "के" and never the word."""
+    from sidecar.retrieve.lexical import build_query
+
+    assert build_query("नोट्स सिंक", prefix_last=False).terms == ("नोट्स", "सिंक")
+    notes = {"सिंक.md": "# नोट्स सिंक करना\n\nआप अपने नोट्स को फ़ोन और कंप्यूटर के बीच सिंक कर सकते हैं।\n",
+             "टैग.md": "# टैग\n\nटैग आपके नोट्स को विषय के अनुसार व्यवस्थित करने में मदद करते हैं।\n"}
+    with vault_of(tmp_path, notes, load_model=False) as index:
+        (first, *_) = index.search("फ़ोन सिंक", mode="lexical")["results"]
+        marked = {first["snippet"][a:b] for a, b in first["highlights"]}
+        assert first["path"] == "सिंक.md" and marked == {"फ़ोन", "सिंक"}
+
+
 def test_an_index_of_the_previous_schema_is_rebuilt(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     vault.mkdir()

@@ -26,7 +26,7 @@ from sidecar.ingest.cjk import (
 from sidecar.ingest.fold import (
     ARABIC_ARTICLE,
     ARABIC_LETTER,
-    KEYWORD_WORD,
+    MARKS,
     fold,
     fold_with_offsets,
     keyword_fold,
@@ -34,7 +34,10 @@ from sidecar.ingest.fold import (
 )
 from sidecar.retrieve.function_words import ELIDED, FUNCTION_WORDS
 
-WORD = re.compile(KEYWORD_WORD)  # an Arabic word keeps its vowel marks
+# A word keeps its combining marks: an Arabic word its vowel marks, a Hindi or Tamil word its vowel signs
+# (\w has none of them, and "सिंक" fell apart into "स" and "क": the bands counted consonants and the
+# snippets marked function words). FTS5 cuts such a word at its marks the same way in notes and queries.
+WORD = re.compile(f"[\\w{MARKS}]+")
 PHRASE = re.compile(r'"([^"]+)"')
 SPACES = re.compile(r"\s+")
 # Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
