@@ -39,12 +39,17 @@ def gram_size(letters: str) -> int:
     return 3 if ALPHABET_CHAR.match(letters) else 2
 
 
+def without_spaces(text: str) -> bool:
+    """The text holds a script written without spaces between its words (Han, kana, Thai...); Korean, among
+    the unspaced runs for its bigrams, puts spaces between its words."""
+    return UNSPACED_CHAR.search(text) is not None and HANGUL.search(text) is None
+
+
 def may_straddle_words(gram: str) -> bool:
     """A query's gram that may span two words: Han, kana, Thai... are written without spaces, so
     为什么's 么应 in 为什么应用 is in no section and says nothing of the vault. Korean puts spaces
     between words: its bigrams are inside one."""
-    return (len(gram) >= 2 and len(gram) == gram_size(gram) and UNSPACED_CHAR.fullmatch(gram[0]) is not None
-            and HANGUL.search(gram) is None)
+    return len(gram) >= 2 and len(gram) == gram_size(gram) and without_spaces(gram)
 
 
 # The emoji blocks: Miscellaneous Technical (⌛ ⏫ ⏳), Miscellaneous Symbols and Dingbats (☀ ✅ ❌ ➕),

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from sidecar.ingest.cjk import HANGUL, UNSPACED_CHAR, split_cjk_runs
+from sidecar.ingest.cjk import UNSPACED_CHAR, split_cjk_runs, without_spaces
 from sidecar.ingest.embed import unit_rows
 from sidecar.ingest.linkres import PathIndex
 from sidecar.ingest.parse import is_template
@@ -524,8 +524,8 @@ def _words(text: str) -> list[str]:
 
 
 def _unspaced_apart(word: str) -> list[str]:
-    """The word, its runs of an unspaced script cut into characters (Korean spaces its words: kept whole)."""
-    if UNSPACED_CHAR.search(word) is None or HANGUL.search(word) is not None:
+    """The word, its runs of a script written without spaces cut into characters (cjk.without_spaces)."""
+    if not without_spaces(word):
         return [word]
     return [piece for unspaced, run in split_cjk_runs(word) for piece in (list(run) if unspaced else [run])]
 

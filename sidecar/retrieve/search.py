@@ -736,11 +736,9 @@ class Searcher:
         found them (the semantic leg's scores are weighted and cover only its finds), in the dimensions
         the bands read (Embedder.band_slice: the whole vector when the query has none there); rows
         looked up at once."""
-        if cands.query_vector is None or self.embedder is None:
-            return [None] * len(hits)
+        if cands.query_vector is None or self.embedder is None or cands.blind:  # blind: every section about as
+            return [None] * len(hits)  # close as an answer, the cosine tells nothing
         dims, query, query_norm = self._band_query(cands.query_vector, self.embedder)
-        if cands.blind:  # every section about as close as an answer: the cosine tells nothing
-            return [None] * len(hits)
         excess = max(0.0, cands.background - BACKGROUND_FLOOR)
         firsts = [h.chunks[:3] for h in hits]
         rows = self.snap.rows_for(np.fromiter((c for f in firsts for c in f), dtype=np.int64)).tolist()

@@ -54,6 +54,8 @@ class Snapshot:
     dead_rows: int = 0  # rows of chunks that are gone (see the module docstring)
     buffer: Matrix | None = None  # what `matrix` is the first rows of, when there is room to append
     first_pass: FirstPass | None = None  # the narrow copy nearest() scans first; built on first use
+    # background()'s sample rows in a part's columns, with their lengths there; per part, built on first use
+    _background_parts: dict[tuple[int | None, ...], tuple[Matrix, Matrix]] = field(default_factory=dict, repr=False)
 
     @property
     def weighted(self) -> bool:
@@ -152,15 +154,24 @@ class Snapshot:
         """The query's mean cosine, in `dims`, to a sample of the vault's sections (times the query's norm).
         Near 0 for a query the model reads; near an answer's cosine for one whose language the model
         reads as a blur, where every text of it looks alike (search.BLIND_BACKGROUND)."""
-        rows = self.background_rows
-        return float(np.mean(self.cosines(rows, query, dims))) if len(rows) else 0.0
+        if not len(self.background_rows):
+            return 0.0
+        key = (dims.start, dims.stop, dims.step)  # a slice is no dict key before Python 3.12
+        if key not in self._background_parts:  # every query reads the same sample: gathered once a generation
+            self._background_parts[key] = self._part(self.background_rows, dims)
+        part, norms = self._background_parts[key]
+        return float(np.mean((part @ query) / norms))
 
     def cosines(self, rows: Sequence[int] | npt.NDArray[np.intp], query: Matrix, dims: slice) -> Matrix:
         """Each row's cosine to `query` in the columns `dims` (times the query's norm): a part of the
         vector is no unit vector, so each row is divided by its own length there (0 where it has none)."""
-        part = self.matrix[rows, dims]
-        cosines: Matrix = (part @ query) / np.maximum(np.linalg.norm(part, axis=1), np.float32(1e-12))
+        part, norms = self._part(rows, dims)
+        cosines: Matrix = (part @ query) / norms
         return cosines
+
+    def _part(self, rows: Sequence[int] | npt.NDArray[np.intp], dims: slice) -> tuple[Matrix, Matrix]:
+        part = self.matrix[rows, dims]
+        return part, np.maximum(np.linalg.norm(part, axis=1), np.float32(1e-12))
 
     @cached_property
     def path_index(self) -> PathIndex:
