@@ -41,6 +41,10 @@ const ARTIFACTS = path.join(PLUGIN_DIR, "test-artifacts");
 const RELATED_SOURCE = "Hobbies/Bouldering/Climbing Gyms.md";
 const MODAL_QUERY = "sourdough starter";
 const PANE_QUERY = "restic backup offsite";
+/** A note in Arabic, written into the vault copy last, and a search for it: right-to-left text in a left-to-right pane. */
+const RTL_NOTE = { path: "Home Lab/النسخ الاحتياطي.md", text: "# النسخ الاحتياطي\n\nكل أسبوع أنسخ مجلد الملاحظات إلى " +
+  "قرص خارجي، ثم أستعيد ملفا واحدا للتأكد من أن النسخة تعمل (restic 0.16).\n" };
+const RTL_QUERY = "النسخ الاحتياطي على قرص خارجي";
 const BAND_LABEL: Record<Band, string> = { high: "High", medium: "Medium", low: "Low", none: "None" };
 
 /**
@@ -82,6 +86,8 @@ interface Data {
   startHint: string | null;
   /** The related pane's editor buffer (the note on disk plus an unsaved paragraph). */
   buffer: string;
+  /** A search for RTL_NOTE once the sidecar has indexed it. */
+  rtl: SearchResponse;
   now: number;
 }
 
@@ -156,7 +162,20 @@ async function fetchData(sidecar: RealSidecar): Promise<Data> {
   const healthSummary = await client.call("health.summary", {});
   const healthPages = await Promise.all(healthSummary.sections.filter((s) => s.count > 0)
     .map((s) => client.call("health.page", { section: s.id, limit: HEALTH_PAGE })));
-  return { related, modal, pane, health, healthSummary, healthPages, buffer, existingBefore, ...(await agentSession(sidecar)) };
+  const session = await agentSession(sidecar);
+  return { related, modal, pane, health, healthSummary, healthPages, buffer, existingBefore, ...session, rtl: await rtlSearch(sidecar) };
+}
+
+/** RTL_NOTE written as a user would (the watcher indexes it), then searched for until the sidecar finds it. */
+async function rtlSearch(sidecar: RealSidecar): Promise<SearchResponse> {
+  const client = await sidecar.sidecar.client();
+  writeFileSync(path.join(sidecar.vault, RTL_NOTE.path), RTL_NOTE.text);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const response = await client.call("search", { query: RTL_QUERY, mode: "hybrid", limit: 3 });
+    if (response.results[0]?.path === RTL_NOTE.path) return response;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the sidecar never found ${RTL_NOTE.path} for "${RTL_QUERY}"`);
 }
 
 /**
@@ -164,7 +183,7 @@ async function fetchData(sidecar: RealSidecar): Promise<Data> {
  * relinks, a delete); the plugin undoes one edit, and fails to undo another because the user changed that
  * note meanwhile. Everything the edits view shows comes from this session.
  */
-async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" | "modal" | "pane" | "health" | "healthSummary" | "healthPages" | "buffer" | "existingBefore">> {
+async function agentSession(sidecar: RealSidecar): Promise<Omit<Data, "related" | "modal" | "pane" | "health" | "healthSummary" | "healthPages" | "buffer" | "existingBefore" | "rtl">> {
   const client = await sidecar.sidecar.client();
   // The port the sidecar really serves MCP on: the one asked for may have been taken between freePort()
   // and the sidecar's bind (another test's sidecar), and the sidecar then falls back to a free one.
@@ -494,6 +513,28 @@ describe("pictures of the plugin's real views with real sidecar data", () => {
         const seen = await record(page);
         expect(seen.opened).toEqual([openedAt(first.path, first.start_line), openedAt(second.path, second.start_line, "tab")]);
         expect(seen.triggered).toContainEqual({ name: "hover-link", source: SEARCH_VIEW });
+      });
+    }, 60_000);
+
+    it(`search pane (${theme}): an Arabic note and query read right to left`, async () => {
+      await withView(before("searchPane", { search: { result: data.rtl } }, { query: RTL_QUERY }), theme, async (page) => {
+        await snap(page, `search-pane-rtl-${theme}`);
+        await visibleText(page, ".vs-search-row .vs-title", "النسخ الاحتياطي");
+        for (const selector of [".vs-search-input", ".vs-search-row .vs-title", ".vs-search-row .vs-snippet"]) {
+          expect(await page.locator(selector).first().evaluate((el) => el.matches(":dir(rtl)")), `${selector} reads right to left`).toBe(true);
+        }
+        for (const selector of [".vs-lines", ".vs-path-name"]) { // the app's own words, and a path ("name.md")
+          expect(await page.locator(selector).first().evaluate((el) => el.matches(":dir(ltr)")), `${selector} stays left to right`).toBe(true);
+        }
+        // Right to left, the snippet's first line starts at the row's right edge (its padding aside), not its left.
+        const gap = await page.locator(".vs-search-row .vs-snippet").first().evaluate((el) => {
+          const range = document.createRange();
+          range.selectNodeContents(el);
+          const line = range.getClientRects()[0]!;
+          return el.getBoundingClientRect().right - parseFloat(getComputedStyle(el).paddingRight) - line.right;
+        });
+        expect(Math.abs(gap)).toBeLessThan(2);
+        await checkLayout(page, ".vs-title, .vs-snippet", ".vs-heading-path, .vs-meta, mark.vs-hit, .vs-results-header, .vs-search-help");
       });
     }, 60_000);
 

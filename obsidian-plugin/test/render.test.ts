@@ -111,6 +111,17 @@ describe("search rendering", () => {
     expect(root.textContent).toBe("Type to search.");
   });
 
+  it("lets the note's own words take their direction from their first letter (Arabic, Hebrew, Persian read right to left)", () => {
+    const row = renderSearchResult(root, result({ title: "النسخ الاحتياطي", heading_path: ["النسخ", "الاستعادة"],
+      snippet: "استعد مجلدا واحدا كل أسبوع.", highlights: [[0, 4]], path: "ملاحظات/النسخ.md" }));
+    const auto = [...row.querySelectorAll("[dir=auto]")].map((el) => el.className);
+    expect(auto).toEqual(["vs-title", "vs-heading-path", "vs-snippet"]);
+    // The app's own words (band, lines, "+1 more section") and the path keep the pane's direction.
+    expect(row.querySelector(".vs-path-name")?.hasAttribute("dir")).toBe(false);
+    expect(row.querySelector(".vs-band")?.hasAttribute("dir")).toBe(false);
+    expect(row.querySelector(".vs-lines")?.hasAttribute("dir")).toBe(false);
+  });
+
   it("escapes text instead of interpreting HTML", () => {
     renderSearchResult(root, result({ title: "<img src=x onerror=alert(1)>", snippet: "<b>bold</b>", highlights: [] }));
     expect(root.querySelector("img")).toBeNull();
@@ -134,6 +145,12 @@ describe("related rendering", () => {
     expect([...row.querySelectorAll(".vs-badge")].map((b) => b.textContent)).toEqual(["links here", "shares 3 links"]);
     expect(row.querySelector(".vs-excerpt")?.textContent).toBe("Setup: See how we set it up");
     expect(row.querySelector(".vs-band-medium")).not.toBeNull();
+  });
+
+  it("gives a row's title and excerpt the direction of their first letter", () => {
+    renderRelated(root, response([related({ title: "גיבוי", folder: "בית", excerpt: "לשחזר תיקייה אחת בכל שבוע" })]), recorder());
+    const row = root.querySelector<HTMLElement>(".vs-related-row")!;
+    expect([...row.querySelectorAll("[dir=auto]")].map((el) => el.className)).toEqual(["vs-title", "vs-excerpt"]);
   });
 
   it("marks or hides already-linked notes", () => {

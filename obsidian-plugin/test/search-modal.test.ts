@@ -55,6 +55,11 @@ describe("search window: errors and empty states", () => {
     expect(results.querySelector(".suggestion-empty")?.textContent).toBe("No matching notes.");
   });
 
+  it("reads a query in the direction of its first letter (an Arabic or Hebrew query right to left)", async () => {
+    const { modal } = await search({ search: { result: EMPTY } }, "גיבוי חיצוני");
+    expect(modal.inputEl.getAttribute("dir")).toBe("auto");
+  });
+
   it("asks nothing for filters alone, and says why", async () => {
     const { results, sidecar } = await search({ search: { result: EMPTY } }, "tag:#baking");
     expect(sidecar.calls).toEqual([]);

@@ -2,7 +2,7 @@
 
 import type { RelatedNote, RelatedResponse } from "../protocol.gen";
 import { wireListKeys, wireRow, type RowActions } from "./list-nav";
-import { readableMarkdown, renderBand, renderMessage, sectionTarget, startRender } from "./shared-render";
+import { USER_TEXT, readableMarkdown, renderBand, renderMessage, sectionTarget, startRender } from "./shared-render";
 
 /** Reasons every row gives (when there are several rows) say nothing about any one row. */
 export function sharedReasons(notes: readonly RelatedNote[]): Set<string> {
@@ -19,7 +19,7 @@ export function renderRelatedRow(container: HTMLElement, note: RelatedNote, shar
   const row = container.createDiv({ cls: "vs-related-row", attr: { "data-path": note.path } });
   if (note.already_linked) row.addClass("is-linked");
   const head = row.createDiv({ cls: "vs-row-head" });
-  head.createSpan({ cls: "vs-title", text: note.title || note.path, attr: { title: note.path } });
+  head.createSpan({ cls: "vs-title", text: note.title || note.path, attr: { title: note.path, ...USER_TEXT } });
   renderBand(head, note.band);
   // One compact line: folder, then the reasons that tell this row apart.
   const meta = row.createDiv({ cls: "vs-related-meta" });
@@ -30,7 +30,7 @@ export function renderRelatedRow(container: HTMLElement, note: RelatedNote, shar
   }
   const { heading, text } = excerptParts(note);
   if (text) {
-    const excerpt = row.createDiv({ cls: "vs-excerpt" });
+    const excerpt = row.createDiv({ cls: "vs-excerpt", attr: USER_TEXT });
     if (heading) excerpt.createSpan({ cls: "vs-excerpt-heading", text: `${heading}: ` });
     excerpt.appendText(text);
   }

@@ -13,7 +13,7 @@ import { failureOf } from "../failure";
 import { wireRow } from "./list-nav";
 import { MODES, MODE_LABELS } from "./modes";
 import { renderSearchResult, renderSyntaxHelp, searchNotes } from "./search-render";
-import { renderError, sectionTarget } from "./shared-render";
+import { USER_TEXT, renderError, sectionTarget } from "./shared-render";
 
 const TYPING_DELAY_MS = 120;
 
@@ -41,6 +41,7 @@ export class SearchModal extends SuggestModal<SearchResult> {
       { command: "esc", purpose: "close" },
     ]);
     this.modalEl.addClass("vs-search-modal");
+    this.inputEl.dir = USER_TEXT.dir;
     this.modesEl = this.modalEl.createDiv({ cls: "vs-modes", prepend: true });
     // Above the results (caveat, no vectors, index building): below the instructions nobody reads them.
     this.infoEl = this.modalEl.createDiv({ cls: "vs-search-info" });

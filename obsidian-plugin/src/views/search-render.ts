@@ -3,7 +3,7 @@
 import type { Highlight, SearchResponse, SearchResult } from "../protocol.gen";
 import { wireListKeys, wireRow, type RowActions } from "./list-nav";
 import { MODE_LABELS } from "./modes";
-import { readableMarkdown, renderBand, renderMessage, renderPath, sectionTarget, startRender } from "./shared-render";
+import { USER_TEXT, readableMarkdown, renderBand, renderMessage, renderPath, sectionTarget, startRender } from "./shared-render";
 
 export interface Segment {
   text: string;
@@ -77,14 +77,14 @@ export function searchNotes(response: SearchResponse): string[] {
 export function renderSearchResult(container: HTMLElement, r: SearchResult): HTMLElement {
   const row = container.createDiv({ cls: "vs-search-row", attr: { "data-path": r.path } });
   const head = row.createDiv({ cls: "vs-row-head" });
-  head.createSpan({ cls: "vs-title", text: r.title || r.path });
+  head.createSpan({ cls: "vs-title", text: r.title || r.path, attr: USER_TEXT });
   renderBand(head, r.band);
   // The heading path without the note's title in front (the row's title says it already).
   const sameAsTitle = r.heading_path.length > 0 && r.heading_path[0]?.trim().toLowerCase() === (r.title || "").trim().toLowerCase();
   const headingPath = (sameAsTitle ? r.heading_path.slice(1) : r.heading_path).join(" › ");
   // No heading: no line (the path is in the meta line below; showing it twice said nothing).
-  if (headingPath) row.createDiv({ cls: "vs-heading-path", text: headingPath });
-  const snippet = row.createDiv({ cls: "vs-snippet" });
+  if (headingPath) row.createDiv({ cls: "vs-heading-path", text: headingPath, attr: USER_TEXT });
+  const snippet = row.createDiv({ cls: "vs-snippet", attr: USER_TEXT });
   renderHighlighted(snippet, r.snippet, r.highlights);
   if (r.truncated) snippet.createSpan({ cls: "vs-truncated", text: " …" });
   const meta = row.createDiv({ cls: "vs-meta" });

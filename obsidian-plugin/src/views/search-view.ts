@@ -9,7 +9,7 @@ import type { SearchMode, SearchResponse } from "../protocol.gen";
 import { isSearchable, parseQuery } from "../query-syntax";
 import { SidecarPane } from "./pane";
 import { renderSearchResults, renderSyntaxHelp } from "./search-render";
-import { renderMessage } from "./shared-render";
+import { USER_TEXT, renderMessage } from "./shared-render";
 import { MODES, MODE_LABELS } from "./modes";
 
 interface SearchViewState {
@@ -63,7 +63,7 @@ export class SearchView extends SidecarPane {
       const bar = root.createDiv({ cls: "vs-search-bar" });
       this.inputEl = bar.createEl("input", {
         type: "search", cls: "vs-search-input", placeholder: "Search…", value: this.query,
-        attr: { spellcheck: "false", "aria-label": "Search query" },
+        attr: { spellcheck: "false", "aria-label": "Search query", ...USER_TEXT },
       });
       this.modeEl = bar.createEl("select", { cls: "dropdown vs-mode-select", attr: { "aria-label": "Search mode" } });
       for (const mode of MODES) this.modeEl.createEl("option", { text: MODE_LABELS[mode], value: mode });

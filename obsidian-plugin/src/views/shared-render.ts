@@ -49,6 +49,14 @@ export function renderBand(container: HTMLElement, band: Band): HTMLElement {
   return container.createSpan({ cls: ["vs-band", `vs-band-${band}`], text: BAND_LABEL[band], attr: { "aria-label": name, title: name } });
 }
 
+/**
+ * On an element showing the user's own words (a title, an excerpt, a query): its direction is that of its
+ * first letter, so an Arabic, Hebrew or Persian snippet reads right to left, its punctuation at its end,
+ * inside the plugin's left-to-right panes. Paths and folders keep the pane's direction: "Home Lab/النسخ.md"
+ * reads as a path, with ".md" after the name.
+ */
+export const USER_TEXT = { dir: "auto" } as const;
+
 /** A vault path where the file name always shows: a long folder part is cut (…), never the name. */
 export function renderPath(container: HTMLElement, path: string, cls = "vs-path"): HTMLElement {
   const el = container.createSpan({ cls: [cls, "vs-path-parts"], attr: { title: path } });
