@@ -19,6 +19,7 @@ from tests.conftest import open_index
     ("Café", "cafe"), ("İstanbul", "istanbul"), ("Işık", "isik"), ("Свёкла", "свекла"), ("Straße", "strasse"),
     ("Łódź", "lodz"), ("أحمد", "احمد"), ("كَتَبَ", "كتب"), ("ＡＢＣ", "abc"), ("Cafe\u0301", "cafe"),
     ("リング", "リング"), ("歯が痛い", "歯が痛い"), ("パン", "パン"),  # a voicing mark makes another word: no accent
+    ("کپی", "كپي"), ("كپي", "كپي"),  # Persian's yeh and keheh are Arabic's, as an Arabic keyboard types them
 ])
 def test_folding(text: str, folded: str) -> None:
     assert fold(text) == folded
@@ -113,6 +114,8 @@ KEYWORD_NOTES = {
     "Plain.md": "# Plain\n\nNothing special in English here.\n",
     "Заметки.md": "# Ежедневник\n\nКак создать шаблон для ежедневных заметок.\n",
     "مظهر.md": "# مظهر\n\nافتح إعدادات التطبيق واختر السمة.\n",
+    "پشتیبان.md": "# پشتیبان\n\nمی\u200cخواهم از یادداشت\u200cها یک کپی بگیرم.\n",
+    "גיבוי.md": "# גיבוי\n\nכדי לשמור הגדרות, העתיקו את הכספת לכונן חיצוני.\n",
 }
 
 
@@ -124,13 +127,29 @@ KEYWORD_NOTES = {
     # a Russian word in another case or number; an Arabic word with or without its article
     ("шаблоны", "Заметки.md"), ("свёклу", "Рецепт.md"), ("моркови", "Рецепт.md"), ("заметку", "Заметки.md"),
     ("مكتبة", "دروس.md"), ("طالب", "دروس.md"), ("الإعدادات", "مظهر.md"), ("تطبيق", "مظهر.md"),
+    # Persian typed on an Arabic keyboard (ي, ك), and without the zero-width non-joiner inside a word
+    ("كپي", "پشتیبان.md"), ("يك", "پشتیبان.md"), ("میخواهم", "پشتیبان.md"), ("ميخواهم", "پشتیبان.md"),
+    ("می\u200cخواهم", "پشتیبان.md"),
+    # a Hebrew word with the prefixes written in front of it ("in the", "and", "from the") finds it bare
+    ("בהגדרות", "גיבוי.md"), ("וחיצוני", "גיבוי.md"), ("מהכספת", "גיבוי.md"),
 ])
 def test_the_keyword_index_finds_a_word_typed_as_its_writers_often_do(keyword_vault: VaultIndex, query: str,
                                                                       path: str) -> None:
-    """unicode61 folds é and ş but not ё, ı, ł, ß or Greek accents, and splits an Arabic word at each vowel mark;
-    Porter stems English alone, and Arabic writes "the" inside the word."""
+    """unicode61 folds é and ş but not ё, ı, ł, ß or Greek accents, splits an Arabic word at each vowel mark and
+    a Persian one at its zero-width non-joiner; Porter stems English alone, and Arabic and Hebrew write "the" (Hebrew
+    "in", "to"...) inside the word."""
     found = keyword_vault.search(query, mode="lexical", limit=3)["results"]
     assert [r["path"] for r in found][:1] == [path], (query, [r["path"] for r in found])
+
+
+def test_a_hebrew_word_is_marked_and_counted_with_or_without_its_prefixes(keyword_vault: VaultIndex) -> None:
+    """"בהגדרות" (in the settings) is in the vault as "הגדרות"; "כונן" (a drive) is in the hit as "לכונן" (to a
+    drive): counted, and marked (the word, with its prefix)."""
+    hit = keyword_vault.search("כונן חיצוני", mode="lexical", limit=1)["results"][0]
+    assert hit["path"] == "גיבוי.md"
+    assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["לכונן", "חיצוני"]
+    assert found_terms(("כונן", "חיצוני"), "העתיקו לכונן חיצוני") == ["כונן", "חיצוני"]
+    assert document_counts(keyword_vault.reader(), ["בהגדרות", "מדפסת"], sections=10) == {"בהגדרות": 1, "מדפסת": 0}
 
 
 def test_a_word_in_another_form_counts_as_in_the_vault(keyword_vault: VaultIndex) -> None:

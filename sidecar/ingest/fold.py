@@ -13,9 +13,10 @@ import functools
 import re
 import unicodedata
 
-# Letters with no decomposition that their users often type as the plain letter.
+# Letters with no decomposition that their users often type as the plain letter; and Persian's own yeh and
+# keheh, which a Persian text on an Arabic keyboard spells ي and ك (one letter, two code points).
 _PLAIN = {"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ð": "d", "ħ": "h", "ŧ": "t", "ŀ": "l", "æ": "ae", "œ": "oe",
-          "þ": "th"}
+          "þ": "th", "ی": "ي", "ک": "ك"}
 
 
 # Kana's voicing marks make another sound and another word (リング "ring", リンク "link"; が, か): no accent.
@@ -104,6 +105,26 @@ _ARTICLE_AT_START = re.compile(f"^{ARABIC_ARTICLE}(?=\\w{{3}})")
 _ARTICLE_IN_TEXT = re.compile(f"(?<!\\w){ARABIC_ARTICLE}\\w{{3}}")
 
 
+# Hebrew writes "and", "that", "when", "in", "as", "to", "from" and "the" as letters in front of the word, in
+# that order: "בהגדרות" is "in the settings", "וכשהקובץ" "and when the file". Which first letters are such a
+# prefix only a dictionary knows ("הגדרות" itself begins with a ה of its own), so a query's word is looked up
+# as itself or less each letter run that may be one (hebrew_stems): "בהגדרות" finds "הגדרות". At least three
+# letters stay. The index holds words as written (docs/ranking.md: holding the stems too cost help-he 0.03).
+HEBREW_PREFIX = "ו?(?:ש|כש)?[בכלמ]?ה?"
+HEBREW_LETTER = re.compile("[\u05d0-\u05ea]")
+_HEBREW_PREFIX = re.compile(HEBREW_PREFIX)
+MIN_HEBREW_STEM = 3
+MAX_HEBREW_PREFIX = 4  # ו + כש + ה, the longest run the pattern allows
+
+
+def hebrew_stems(word: str) -> list[str]:
+    """A Hebrew word less each run of letters at its start that may be prefixes, longest stem first."""
+    if not HEBREW_LETTER.match(word):
+        return []
+    return [word[i:] for i in range(1, min(MAX_HEBREW_PREFIX, len(word) - MIN_HEBREW_STEM) + 1)
+            if _HEBREW_PREFIX.fullmatch(word, 0, i)]
+
+
 def without_article(word: str) -> str:
     """A folded Arabic word less the article written at its start ("الاعدادات" -> "اعدادات"); any other word as it is."""
     return _ARTICLE_AT_START.sub("", word)
@@ -114,15 +135,26 @@ def keyword_fold(word: str) -> str:
     return without_article(word.translate(_KEYWORD_TABLE))
 
 
+# Persian joins a word's parts with a zero-width non-joiner ("می‌خواهم", "یادداشت‌ها"), which unicode61 reads as a
+# space; many type the word without it. The keyword index also holds the word joined ("میخواهم").
+ZWNJ = "\u200c"
+_JOINED_WORD = re.compile(f"{KEYWORD_WORD}(?:{ZWNJ}{KEYWORD_WORD})+")
+
+
 def keyword_variants(text: str) -> list[str]:
-    """The folded forms of the text's words that unicode61 would not fold, once each, in text order."""
+    """The folded forms of the text's words that unicode61 would not fold, once each, in text order; then its
+    words joined by a zero-width non-joiner, written without it."""
     lowered = text.lower()
-    if text.isascii() or not (_KEYWORD_LETTERS.search(lowered) or _ARTICLE_IN_TEXT.search(lowered)):
+    if text.isascii():
         return []  # most texts: one scan, no word list
     variants: dict[str, None] = {}
-    for word in _KEYWORD_WORD.findall(lowered):
-        if _KEYWORD_LETTERS.search(word) or _ARTICLE_AT_START.match(word):
-            folded = keyword_fold(word)
-            if folded and folded != word:
-                variants[folded] = None
+    if _KEYWORD_LETTERS.search(lowered) or _ARTICLE_IN_TEXT.search(lowered):
+        for word in _KEYWORD_WORD.findall(lowered):
+            if _KEYWORD_LETTERS.search(word) or _ARTICLE_AT_START.match(word):
+                folded = keyword_fold(word)
+                if folded and folded != word:
+                    variants[folded] = None
+    if ZWNJ in lowered:
+        for joined in _JOINED_WORD.findall(lowered):
+            variants[keyword_fold(joined.replace(ZWNJ, ""))] = None
     return list(variants)

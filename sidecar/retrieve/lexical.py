@@ -26,9 +26,12 @@ from sidecar.ingest.cjk import (
 from sidecar.ingest.fold import (
     ARABIC_ARTICLE,
     ARABIC_LETTER,
+    HEBREW_LETTER,
+    HEBREW_PREFIX,
     MARKS,
     fold,
     fold_with_offsets,
+    hebrew_stems,
     keyword_fold,
     without_article,
 )
@@ -157,14 +160,21 @@ def build_query(text: str, prefix_last: bool = True, drop_stopwords: bool = True
                 parts.append(_quote(words[0]) + " *")  # "kartoffel" finds "Kartoffeln"
             else:
                 parts.append(_quote(" ".join(words)))
-            if spelled_apart:  # "garbleText" also finds "Garble Text" and "garble-text"; a prefix stays a prefix
-                star = " *" if parts[-1].endswith(" *") else ""
-                parts[-1] = "(" + " OR ".join([parts[-1], *(phrase + star for phrase in spelled_apart.values())]) + ")"
+            # "garbleText" also finds "Garble Text" and "garble-text"; "בהגדרות" ("in the settings") "הגדרות", "גדרות"
+            also = list(spelled_apart.values()) or [_quote(stem) for stem in hebrew_stems(words[0]) if len(words) == 1]
+            if also:
+                parts[-1] = _or_also(parts[-1], also)
                 apart.update(spelled_apart)
     parts = list(dict.fromkeys(parts))[:MAX_TERMS]
     fallback = " OR ".join(_cjk_term(c) for c in dict.fromkeys(singles)) if len(set(singles)) > 1 else None
     return LexicalQuery(" OR ".join(parts) if parts else None, tuple(dict.fromkeys(terms)), tuple(parts), fallback,
                         tuple(dict.fromkeys(required)), tuple(apart.items()))
+
+
+def _or_also(part: str, alternatives: list[str]) -> str:
+    """The query part or any of its alternatives; a prefix (the word being typed) stays a prefix."""
+    star = " *" if part.endswith(" *") else ""
+    return "(" + " OR ".join([part, *(alternative + star for alternative in alternatives)]) + ")"
 
 
 CAMEL_HUMP = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -307,8 +317,10 @@ def marked_form(term: str) -> str:
 
 def _word_start(term: str) -> str:
     """Where a word term may start: at a word's start ("_" parts words too); an Arabic one also after the
-    article written inside the word."""
-    return rf"(?<![^\W_]){ARABIC_ARTICLE}?" if ARABIC_LETTER.search(term) else r"(?<![^\W_])"
+    article written inside the word, a Hebrew one after the prefixes written so (fold.HEBREW_PREFIX)."""
+    if ARABIC_LETTER.search(term):
+        return rf"(?<![^\W_]){ARABIC_ARTICLE}?"
+    return rf"(?<![^\W_]){HEBREW_PREFIX}" if HEBREW_LETTER.search(term) else r"(?<![^\W_])"
 
 
 def holds_term(folded_text: str, folded_term: str) -> bool:
@@ -333,7 +345,7 @@ def holds_term(folded_text: str, folded_term: str) -> bool:
 def _found_by_find(term: str) -> str | None:
     """The stem holds_term looks for with str.find, or None where only term_pattern can tell: a word of one or
     two letters (whole words only), an Arabic word (after its article too). Once per term, not per section."""
-    return None if len(term) <= SHORT_TERM or ARABIC_LETTER.search(term) else term_stem(term)
+    return None if len(term) <= SHORT_TERM or ARABIC_LETTER.search(term) or HEBREW_LETTER.search(term) else term_stem(term)
 
 
 def _term_spans(text: str, terms: tuple[str, ...]) -> list[tuple[int, int]]:

@@ -26,12 +26,13 @@ from sidecar.private import private_file
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 10  # 2: the cjk column holds character bigrams; 3: chunks.template; 4: emoji in the cjk column;
+SCHEMA_VERSION = 11  # 2: the cjk column holds character bigrams; 3: chunks.template; 4: emoji in the cjk column;
 # 5: the folded forms of words unicode61 does not fold in the cjk column; 6: a bare template variable in
 # frontmatter (`created: {{date}}`) is read as text, properties are read by YAML 1.2's core schema, and a
 # note's properties are a chunk when they say more than its body; 7: notes.template_variables; 8: Arabic words
 # without their article in the cjk column; 9: a variable in a sentence makes no template (an older index is
-# rebuilt); 10: Thai, Lao, Myanmar and Khmer runs as character triples in the cjk column
+# rebuilt); 10: Thai, Lao, Myanmar and Khmer runs as character triples in the cjk column; 11: Persian yeh and
+# keheh folded to Arabic's, and words joined by a zero-width non-joiner written joined, in the cjk column
 BUSY_TIMEOUT_MS = 5000  # the single writer commits in small transactions; 5 s covers a slow disk
 
 SCHEMA = """
