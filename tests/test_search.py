@@ -504,6 +504,24 @@ def test_a_language_the_model_reads_as_a_blur_is_banded_by_its_keywords(tmp_path
         assert "keywords alone" not in str(english["caveat"])
 
 
+def test_a_language_the_model_cannot_read_is_ranked_by_its_keywords(tmp_path: Path) -> None:
+    """Hebrew is all one blur to the embedded model (background median 0.94 on help-he, QA set): its vector
+    leg ranked notes by noise and cost the fusion 0.056 nDCG@10 against the keyword leg's order (help-fa,
+    0.79, 0.066). From search.BLUR_RANKS_NOTHING its votes count for nothing; a language it reads keeps them."""
+    from tests.conftest import vault_of
+
+    notes = {"גיבוי.md": "# גיבוי\n\nכדי לגבות את הכספת, העתיקו את התיקייה לכונן חיצוני או השתמשו בשירות סנכרון.\n",
+             "סנכרון.md": "# סנכרון\n\nהסנכרון שומר על ההערות זהות בטלפון ובמחשב, גם בלי חיבור קבוע.\n",
+             "תגיות.md": "# תגיות\n\nתגיות עוזרות למיין הערות לפי נושא. הקלידו סולמית ואחריה את שם התגית.\n"}
+    with vault_of(tmp_path, notes) as index:
+        hebrew = index.search("איך מגבים את התיקייה לכונן חיצוני", explain=True)
+        assert hebrew["explanation"]["leg_weights"]["semantic"] == 0.0
+        assert hebrew["results"][0]["path"] == "גיבוי.md"
+        english = index.search("copy the vault to an external drive", explain=True)
+        assert english["explanation"]["leg_weights"]["semantic"] == 1.0
+        assert index.search("איך מגבים את התיקייה", mode="semantic")["results"]  # asked for alone, it answers
+
+
 def test_a_language_the_model_half_reads_has_its_cosines_lowered_by_its_background(tmp_path: Path) -> None:
     """The multilingual part never saw Arabic in training: every Arabic text is somewhat close to every other
     (help-ar, QA set: "an Apple Watch app?" was 0.72 from the code of conduct, and 2 of 4 unanswerable

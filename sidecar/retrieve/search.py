@@ -503,6 +503,19 @@ BLIND_BACKGROUND = 0.45
 # which the multilingual part's training texts lacked (background median 0.35; "an Apple Watch app?" was 0.72
 # from the code of conduct). The background's excess over this floor is taken off each band cosine.
 BACKGROUND_FLOOR = 0.2
+# The vector leg still ranks for such a query (help-vi, background 0.56-0.70: full 0.622 against 0.546 for
+# keywords alone; its English part reads the product's names) until the blur is nearly total: its votes count
+# less from BLUR_RANKS_LESS and not at all from BLUR_RANKS_NOTHING (help-he, median 0.94, and help-fa, 0.79,
+# ranked better by keywords alone).
+BLUR_RANKS_LESS = 0.7
+BLUR_RANKS_NOTHING = 0.85
+
+
+def semantic_share(background: float) -> float:
+    """How much of its weight the vector leg keeps in the fusion, by the query's background."""
+    return min(1.0, max(0.0, (BLUR_RANKS_NOTHING - background) / (BLUR_RANKS_NOTHING - BLUR_RANKS_LESS)))
+
+
 BLIND = ("The embedding model reads this query's language as a blur (every note is about as close to it): "
          "the confidence band rests on keywords alone.")
 
@@ -551,6 +564,8 @@ class Searcher:
         cands = self._candidates(query, lexq, allowed, effective_mode)
         weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
             if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
+        if effective_mode == "hybrid":  # asked for the vector leg alone, its order is the answer however blurred
+            weights["semantic"] *= semantic_share(cands.background)
         fused = fuse_legs(cands, weights, self.ranking)
         for chunk_id in self.snap.boilerplate.keys() & fused.keys():
             fused[chunk_id] *= BOILERPLATE_WEIGHT
