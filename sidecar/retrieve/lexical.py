@@ -344,7 +344,8 @@ def holds_term(folded_text: str, folded_term: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _found_by_find(term: str) -> str | None:
     """The stem holds_term looks for with str.find, or None where only term_pattern can tell: a word of one or
-    two letters (whole words only), an Arabic word (after its article too). Once per term, not per section."""
+    two letters (whole words only), an Arabic or Hebrew word (after its article or prefixes too). Once per term,
+    not per section."""
     return None if len(term) <= SHORT_TERM or ARABIC_LETTER.search(term) or HEBREW_LETTER.search(term) else term_stem(term)
 
 
