@@ -149,6 +149,9 @@ def test_a_hebrew_word_is_marked_and_counted_with_or_without_its_prefixes(keywor
     assert hit["path"] == "גיבוי.md"
     assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["לכונן", "חיצוני"]
     assert found_terms(("כונן", "חיצוני"), "העתיקו לכונן חיצוני") == ["כונן", "חיצוני"]
+    # "את" (the object's marker) is in every other Hebrew sentence: searched, never marked (function_words)
+    hit = keyword_vault.search("איך מעתיקים את הכספת", mode="lexical", limit=1)["results"][0]
+    assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["הכספת"]
     assert document_counts(keyword_vault.reader(), ["בהגדרות", "מדפסת"], sections=10) == {"בהגדרות": 1, "מדפסת": 0}
 
 

@@ -1,4 +1,5 @@
-"""Function words of the languages the embedded model reads and Obsidian's help is written in. Pure data.
+"""Function words of the spaced languages the embedded model reads and Obsidian's help is written in, and of
+Hebrew and Persian. Pure data.
 
 A function word ("the", "de", "и") is in nearly every section: it tells BM25 nothing, makes FTS5
 score every row, and as a query term it counts towards a hit's coverage and gets highlighted. A
@@ -52,6 +53,12 @@ BY_LANGUAGE: dict[str, str] = {
     "da": "og i på til af for med er en et den det de at som har jeg du han hun min mit mine ikke hvordan "
           "hvad hvor hvornår hvorfor hvilken hvilke kan også men eller om fra der",
     "vi": "của và là các những một được với trong này để cho thì mà hoặc tôi bạn như nào gì",
+    # Hebrew writes most of its prepositions and "the" against the word (fold.hebrew_stems): these stand alone
+    "he": "של את על עם אל מן כי אם או גם לא זה זו זאת אלה הוא היא הם הן אני אתה אנחנו אתם יש אין מה איך למה "
+          "מתי איפה איזה איזו כל רק עוד כמו אבל אז כך",
+    # Persian as typed on either keyboard (ی or ي, ک or ك); "می" and "ها" are a verb's and a plural's parts
+    "fa": "و در به از که كه این اين آن با برای براي را تا یا يا هم نه است هست بود شد می مي ها های هاي من تو او "
+          "ما شما چه چرا چطور چطوری چطوري چگونه کجا كجا یک يك هر اگر اما ولی ولي",
 }
 
 FUNCTION_WORDS = frozenset(word for words in BY_LANGUAGE.values() for word in words.split())
