@@ -1,5 +1,5 @@
 """Function words of the spaced languages the embedded model reads and Obsidian's help is written in, and of
-Hebrew and Persian. Pure data.
+Czech, Indonesian, Hebrew and Persian. Pure data.
 
 A function word ("the", "de", "и") is in nearly every section: it tells BM25 nothing, makes FTS5
 score every row, and as a query term it counts towards a hit's coverage and gets highlighted. A
@@ -53,6 +53,17 @@ BY_LANGUAGE: dict[str, str] = {
     "da": "og i på til af for med er en et den det de at som har jeg du han hun min mit mine ikke hvordan "
           "hvad hvor hvornår hvorfor hvilken hvilke kan også men eller om fra der",
     "vi": "của và là các những một được với trong này để cho thì mà hoặc tôi bạn như nào gì",
+    # Czech and Indonesian with the words their writers type in a hurry (no accents; "nggak", "gimana"); not
+    # Czech's one-letter k, s and v, which are what an English question asks about ("what value of k")
+    "cs": "a i ve z ze se si na do o od po za při pri ke u že je jsou jsem jsi byl byla bylo být mám mam má "
+          "máme mít jak co kde kdy proč proc který ktery která ktera které ktere kterou když kdyz nebo ani to ta tu "
+          "tak také taky jen už uz ještě jeste můj muj moje mojí moji svůj svuj svoje svou já ja ty on ona my vy oni "
+          "mi mě me mně mne ti tě mu jí ji nám vám chci chce chtěl chtel chtěla chtela potřebuju potrebuju potřebuji "
+          "můžu muzu mohu může muze dá jde není neni nejde nemám nemam bych by aby jestli",
+    "id": "yang yg dan di ke dari untuk dengan ini itu atau juga tidak nggak gak ga enggak bisa ada adalah akan "
+          "sudah udah belum saya aku kamu kita kami mereka apa apakah bagaimana gimana kenapa mengapa kapan dimana "
+          "siapa berapa kalau kalo jika agar biar supaya pada dalam oleh seperti kayak jadi ingin pengen tapi "
+          "tetapi karena lagi banget sih dong nih kok ya",
     # Hebrew writes most of its prepositions and "the" against the word (fold.hebrew_stems): these stand alone
     "he": "של את על עם אל מן כי אם או גם לא זה זו זאת אלה הוא היא הם הן אני אתה אנחנו אתם יש אין מה איך למה "
           "מתי איפה איזה איזו כל רק עוד כמו אבל אז כך",
