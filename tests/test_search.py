@@ -522,6 +522,24 @@ def test_a_language_the_model_cannot_read_is_ranked_by_its_keywords(tmp_path: Pa
         assert index.search("איך מגבים את התיקייה", mode="semantic")["results"]  # asked for alone, it answers
 
 
+def test_related_notes_in_a_language_the_model_cannot_read_rest_on_links(tmp_path: Path) -> None:
+    """On the Hebrew Help vault (QA set) every related note was `high` and "similar", a recipe beside a note on
+    backups alike: a Hebrew note is about as close to every Hebrew note (background 0.95 median). Its cosines
+    count for nothing from related.RELATED_BLUR_NOTHING; a note that links here is still `medium`."""
+    from tests.conftest import vault_of
+
+    notes = {"גיבוי.md": "# גיבוי\n\nכדי לגבות את הכספת, העתיקו את התיקייה לכונן חיצוני או השתמשו בשירות סנכרון.\n",
+             "סנכרון.md": "# סנכרון\n\nהסנכרון שומר על ההערות זהות בטלפון ובמחשב. ראו גם [[גיבוי]].\n",
+             "תגיות.md": "# תגיות\n\nתגיות עוזרות למיין הערות לפי נושא. הקלידו סולמית ואחריה את שם התגית.\n",
+             "מתכון.md": "# מתכון לעוגה\n\nמערבבים קמח, סוכר וביצים, ואופים חצי שעה בתנור חם.\n"}
+    with vault_of(tmp_path, notes) as index:
+        results = {r["path"]: r for r in index.related(path="גיבוי.md")["results"]}
+        assert results["מתכון.md"]["band"] == "low" and results["מתכון.md"]["similarity"] > 0.9  # the blur's cosine
+        assert results["סנכרון.md"]["band"] == "medium"  # it links here
+        assert not [r for r in results.values() if any(x["kind"] == "similar_section" for x in r["reasons"])]
+        assert next(iter(results)) == "סנכרון.md"
+
+
 def test_a_language_the_model_half_reads_has_its_cosines_lowered_by_its_background(tmp_path: Path) -> None:
     """The multilingual part never saw Arabic in training: every Arabic text is somewhat close to every other
     (help-ar, QA set: "an Apple Watch app?" was 0.72 from the code of conduct, and 2 of 4 unanswerable

@@ -75,6 +75,12 @@ UNSEEN_PENALTY = 0.4  # how much the query's words found nowhere in the vault co
 KEYWORD_LOW_ABSENT = 0.35
 
 
+def blur_share(background: float, less_from: float, nothing_from: float) -> float:
+    """How much a cosine still counts, by how close the text is to every text of the vault (its background):
+    fully below `less_from`, not at all from `nothing_from`, linearly between."""
+    return min(1.0, max(0.0, (nothing_from - background) / (nothing_from - less_from)))
+
+
 def confidence(similarity: float | None, weighted_coverage: float, absent: float) -> float:
     """One number per hit from three signals, none enough alone (docs/ranking.md): the cosine; the
     IDF-weighted share of the query's words the hit holds (a rare word found is strong evidence, a

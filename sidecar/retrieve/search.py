@@ -31,7 +31,16 @@ from sidecar.protocol_types import (
     SearchResult,
 )
 from sidecar.rank.evidence import QueryEvidence, count_cap, query_evidence
-from sidecar.rank.fuse import CAVEATS, Thresholds, band_for, confidence, is_identifier_query, query_weights, rrf
+from sidecar.rank.fuse import (
+    CAVEATS,
+    Thresholds,
+    band_for,
+    blur_share,
+    confidence,
+    is_identifier_query,
+    query_weights,
+    rrf,
+)
 from sidecar.retrieve.lexical import (
     LexicalQuery,
     build_query,
@@ -509,13 +518,6 @@ BACKGROUND_FLOOR = 0.2
 # ranked better by keywords alone).
 BLUR_RANKS_LESS = 0.7
 BLUR_RANKS_NOTHING = 0.85
-
-
-def semantic_share(background: float) -> float:
-    """How much of its weight the vector leg keeps in the fusion, by the query's background."""
-    return min(1.0, max(0.0, (BLUR_RANKS_NOTHING - background) / (BLUR_RANKS_NOTHING - BLUR_RANKS_LESS)))
-
-
 BLIND = ("The embedding model reads this query's language as a blur (every note is about as close to it): "
          "the confidence band rests on keywords alone.")
 
@@ -565,7 +567,7 @@ class Searcher:
         weights = query_weights(query, self.ranking.lexical_weight, self.ranking.semantic_weight) \
             if self.ranking.query_aware else {"lexical": self.ranking.lexical_weight, "semantic": self.ranking.semantic_weight}
         if effective_mode == "hybrid":  # asked for the vector leg alone, its order is the answer however blurred
-            weights["semantic"] *= semantic_share(cands.background)
+            weights["semantic"] *= blur_share(cands.background, BLUR_RANKS_LESS, BLUR_RANKS_NOTHING)
         fused = fuse_legs(cands, weights, self.ranking)
         for chunk_id in self.snap.boilerplate.keys() & fused.keys():
             fused[chunk_id] *= BOILERPLATE_WEIGHT
