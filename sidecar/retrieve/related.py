@@ -214,10 +214,10 @@ class Related:
         out.pop(src.note_id, None) if src.note_id is not None else None
         # One array product for every candidate (thousands where a tag or a hub page is widely shared),
         # in float64: the same sums, to the bit, as one note's Python floats.
-        sim, links_here, shared_links, shared_tags = (
+        evidence, links_here, shared_links, shared_tags = (
             np.fromiter(((e[k] or 0.0) for e in out.values()), dtype=np.float64, count=len(out))
             for k in ("evidence", "links_here", "shared_links", "shared_tags"))
-        scores = related_score(sim, links_here, shared_links, shared_tags, self.w)
+        scores = related_score(evidence, links_here, shared_links, shared_tags, self.w)
         for e, score in zip(out.values(), np.asarray(scores).tolist(), strict=True):
             e["score"] = score
         return out
