@@ -98,6 +98,21 @@ def test_broken_links_with_lines_and_suggestions(report: dict[str, Any]) -> None
         assert item["path"] not in {r["path"] for r in item["related"]}  # never the linking note itself
 
 
+def test_a_model_part_that_reads_a_link_as_a_blur_suggests_nothing(tmp_path: Path) -> None:
+    """The English part reads any Korean text as nearly the same (mean cosine 0.90 to help-ko's notes): a link
+    to a kimchi stew recipe was "did you mean 백업 (backup), 태그 (tags)?". That part is left out for such a text
+    (health.MEANING_BLUR); the multilingual part finds nothing close, so nothing is suggested."""
+    from tests.conftest import vault_of
+
+    notes = {"동기화.md": "# 동기화\n\n휴대폰과 컴퓨터의 노트를 같게 유지합니다. [[김치찌개 끓이는 법]]을 참고하세요.\n",
+             "태그.md": "# 태그\n\n태그로 노트를 주제별로 정리합니다. 샵 기호 다음에 태그 이름을 입력하세요.\n",
+             "백업.md": "# 백업\n\n보관함 폴더를 외장 드라이브에 복사해 백업합니다.\n",
+             "단축키.md": "# 단축키\n\n자주 쓰는 명령에 단축키를 지정할 수 있습니다.\n"}
+    with vault_of(tmp_path, notes) as index:
+        (item,) = section(health_pages.build_health(index, details=True), "unresolved_links")
+        assert item["related"] == [] and "did you mean" not in item["message"]
+
+
 def test_missing_attachments(report: dict[str, Any]) -> None:
     items = section(report, "missing_attachments")
     assert {(i["path"], i["target"], i["line"]) for i in items} == set(demo_facts.MISSING_ATTACHMENTS)
