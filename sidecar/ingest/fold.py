@@ -105,26 +105,6 @@ _ARTICLE_AT_START = re.compile(f"^{ARABIC_ARTICLE}(?=\\w{{3}})")
 _ARTICLE_IN_TEXT = re.compile(f"(?<!\\w){ARABIC_ARTICLE}\\w{{3}}")
 
 
-# Hebrew writes "and", "that", "when", "in", "as", "to", "from" and "the" as letters in front of the word, in
-# that order: "בהגדרות" is "in the settings", "וכשהקובץ" "and when the file". Which first letters are such a
-# prefix only a dictionary knows ("הגדרות" itself begins with a ה of its own), so a query's word is looked up
-# as itself or less each letter run that may be one (hebrew_stems): "בהגדרות" finds "הגדרות". At least three
-# letters stay. The index holds words as written (docs/ranking.md: holding the stems too cost help-he 0.03).
-HEBREW_PREFIX = "ו?(?:ש|כש)?[בכלמ]?ה?"
-HEBREW_LETTER = re.compile("[\u05d0-\u05ea]")
-_HEBREW_PREFIX = re.compile(HEBREW_PREFIX)
-MIN_HEBREW_STEM = 3
-MAX_HEBREW_PREFIX = 4  # ו + כש + ה, the longest run the pattern allows
-
-
-def hebrew_stems(word: str) -> list[str]:
-    """A Hebrew word less each run of letters at its start that may be prefixes, longest stem first."""
-    if not HEBREW_LETTER.match(word):
-        return []
-    return [word[i:] for i in range(1, min(MAX_HEBREW_PREFIX, len(word) - MIN_HEBREW_STEM) + 1)
-            if _HEBREW_PREFIX.fullmatch(word, 0, i)]
-
-
 def without_article(word: str) -> str:
     """A folded Arabic word less the article written at its start ("الاعدادات" -> "اعدادات"); any other word as it is."""
     return _ARTICLE_AT_START.sub("", word)

@@ -64,7 +64,7 @@ BY_LANGUAGE: dict[str, str] = {
           "sudah udah belum saya aku kamu kita kami mereka apa apakah bagaimana gimana kenapa mengapa kapan dimana "
           "siapa berapa kalau kalo jika agar biar supaya pada dalam oleh seperti kayak jadi ingin pengen tapi "
           "tetapi karena lagi banget sih dong nih kok ya",
-    # Hebrew writes most of its prepositions and "the" against the word (fold.hebrew_stems): these stand alone
+    # Hebrew writes most of its prepositions and "the" against the word (lexical.hebrew_stems): these stand alone
     "he": "של את על עם אל מן כי אם או גם לא זה זו זאת אלה הוא היא הם הן אני אתה אנחנו אתם יש אין מה איך למה "
           "מתי איפה איזה איזו כל רק עוד כמו אבל אז כך",
     # Persian as typed on either keyboard (ی or ي, ک or ك); "می" and "ها" are a verb's and a plural's parts

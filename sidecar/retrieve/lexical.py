@@ -26,12 +26,9 @@ from sidecar.ingest.cjk import (
 from sidecar.ingest.fold import (
     ARABIC_ARTICLE,
     ARABIC_LETTER,
-    HEBREW_LETTER,
-    HEBREW_PREFIX,
     MARKS,
     fold,
     fold_with_offsets,
-    hebrew_stems,
     keyword_fold,
     without_article,
 )
@@ -41,6 +38,26 @@ from sidecar.retrieve.function_words import ELIDED, FUNCTION_WORDS
 # (\w has none of them, and "सिंक" fell apart into "स" and "क": the bands counted consonants and the
 # snippets marked function words). FTS5 cuts such a word at its marks the same way in notes and queries.
 WORD = re.compile(f"[\\w{MARKS}]+")
+# Hebrew writes "and", "that", "when", "in", "as", "to", "from" and "the" as letters in front of the word, in
+# that order: "בהגדרות" is "in the settings", "וכשהקובץ" "and when the file". Which first letters are such a
+# prefix only a dictionary knows ("הגדרות" itself begins with a ה of its own), so a query's word is looked up
+# as itself or less each letter run that may be one (hebrew_stems): "בהגדרות" finds "הגדרות". At least three
+# letters stay. The index holds words as written (docs/ranking.md: holding the stems too cost help-he 0.03).
+HEBREW_PREFIX = "ו?(?:ש|כש)?[בכלמ]?ה?"
+HEBREW_LETTER = re.compile("[\u05d0-\u05ea]")
+_HEBREW_PREFIX = re.compile(HEBREW_PREFIX)
+MIN_HEBREW_STEM = 3
+MAX_HEBREW_PREFIX = 4  # ו + כש + ה, the longest run the pattern allows
+
+
+def hebrew_stems(word: str) -> list[str]:
+    """A Hebrew word less each run of letters at its start that may be prefixes, longest stem first."""
+    if not HEBREW_LETTER.match(word):
+        return []
+    return [word[i:] for i in range(1, min(MAX_HEBREW_PREFIX, len(word) - MIN_HEBREW_STEM) + 1)
+            if _HEBREW_PREFIX.fullmatch(word, 0, i)]
+
+
 PHRASE = re.compile(r'"([^"]+)"')
 SPACES = re.compile(r"\s+")
 # Most queries are a handful of words; a pasted page would make FTS5 slow for no gain.
@@ -317,7 +334,7 @@ def marked_form(term: str) -> str:
 
 def _word_start(term: str) -> str:
     """Where a word term may start: at a word's start ("_" parts words too); an Arabic one also after the
-    article written inside the word, a Hebrew one after the prefixes written so (fold.HEBREW_PREFIX)."""
+    article written inside the word, a Hebrew one after the prefixes written so (HEBREW_PREFIX)."""
     if ARABIC_LETTER.search(term):
         return rf"(?<![^\W_]){ARABIC_ARTICLE}?"
     return rf"(?<![^\W_]){HEBREW_PREFIX}" if HEBREW_LETTER.search(term) else r"(?<![^\W_])"
