@@ -407,6 +407,11 @@ class RelatedNote(TypedDict):
     # signal did not find it.
     similarity: NotRequired[float | None]
 
+    # How far `similarity` stands above the source's typical cosine to a note of this vault (its upper
+    # quartile): what the band and a `similar_section` reason rest on, in any language. Null with
+    # `similarity`.
+    standout: NotRequired[float | None]
+
 
 class RelatedResponse(TypedDict):
     source_path: str | None

@@ -65,7 +65,7 @@ def test_related_ranks_by_related_score(demo_index: VaultIndex) -> None:
     assert results and any(r["similarity"] for r in results)
     for r in results:
         kinds = {x["kind"]: x.get("count", 1) for x in r["reasons"]}
-        expected = related_score(r["similarity"] or 0.0, float("links_here" in kinds), float(kinds.get("shares_links", 0)),
+        expected = related_score(r["standout"] or 0.0, float("links_here" in kinds), float(kinds.get("shares_links", 0)),
                                  float(kinds.get("shares_tags", 0)), RelatedWeights())
         assert r["score"] == pytest.approx(expected, abs=1e-3)
 

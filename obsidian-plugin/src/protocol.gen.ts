@@ -342,6 +342,11 @@ export interface RelatedNote {
    * signal did not find it.
    */
   similarity?: number | null;
+  /**
+   * How far `similarity` stands above the source's typical cosine to a note of this vault (its upper
+   * quartile): what the band and a `similar_section` reason rest on, in any language. Null with `similarity`.
+   */
+  standout?: number | null;
 }
 
 export interface RelatedResponse {

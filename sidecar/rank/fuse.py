@@ -29,9 +29,9 @@ class Thresholds:
     low: float = DEFAULT_LOW
 
 
-# Related notes compare a note's whole text with another's, on the full vector's cosine: thresholds of
-# their own, fixed (measured with the default model before the search bands moved to one part's cosine).
-RELATED_THRESHOLDS = Thresholds(high=0.85, low=0.52)
+# Related notes: on how far a note's cosine stands out from the source's typical note's (related._typical_cosine),
+# measured on the dev and QA sets (docs/ranking.md, "Related notes").
+RELATED_THRESHOLDS = Thresholds(high=0.30, low=0.06)
 
 
 def rrf(legs: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int = 60) -> dict[int, float]:
@@ -109,7 +109,7 @@ def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, 
 
 
 def related_band(similarity: float | None, linked: bool, t: Thresholds = RELATED_THRESHOLDS) -> Band:
-    """high / medium / low for one related note: its best section's cosine on RELATED_THRESHOLDS; a
+    """high / medium / low for one related note: how far its best section's cosine stands out, on RELATED_THRESHOLDS; a
     note linked with this one (it links here, or shares links) is at least medium whatever its text."""
     band = "low" if similarity is None else threshold_band(similarity, t)
     return "medium" if band == "low" and linked else band

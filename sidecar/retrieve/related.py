@@ -30,7 +30,7 @@ from sidecar.protocol_types import (
     RelatedReason,
     RelatedResponse,
 )
-from sidecar.rank.fuse import blur_share, related_band
+from sidecar.rank.fuse import related_band
 from sidecar.retrieve.lexical import make_snippet
 from sidecar.retrieve.snapshot import Snapshot
 from sidecar.store import search_reads as reads
@@ -43,12 +43,14 @@ MAX_BUFFER_CHARS = 200_000  # a pasted book is not a note; keep the pane fast
 MAX_SOURCE_SECTIONS = 256  # a note of thousands of sections is compared through an even sample of them
 SECTION_BLOCK = 32
 FIRST_PASS_ROWS = 8000  # a large vault's rows scored exactly: the narrow first pass's best (snapshot.likely_rows)
-# A note in a language the model reads as a blur is about as close to every note of its language: its sections'
-# mean cosine to a sample of the vault (Snapshot.background, the full vector) is 0.92-0.96 on the Hebrew, Greek
-# and Persian Help vaults' notes (median), at most 0.84 on nineteen others (help-uk). Its cosines count for less
-# from RELATED_BLUR_LESS and nothing from RELATED_BLUR_NOTHING: every note was `high` and "similar", whatever it said.
-RELATED_BLUR_LESS = 0.88
-RELATED_BLUR_NOTHING = 0.95
+# A cosine's level is the language's and the vault's, not the pair's: a note in a language the model reads as a
+# blur is 0.99 from every note of its language (help-he, help-el, help-fa), one in a language it half reads
+# 0.92-0.94 (help-uk, help-vi), one it reads 0.70-0.80 (help-de) and an English note 0.55-0.65 (demo). What a
+# related note's band and "similar" rest on is how far it stands out from the source's typical note
+# (_typical_cosine): its cosine less that one. Typical is the upper quartile of its cosines to a sample of the
+# vault's sections: with the median, a vault of many kinds of note (obsidian-hub: plugin pages, people, roundups)
+# put every plugin page far from typical for another plugin page.
+TYPICAL_PERCENTILE = 75
 
 
 def _bounded_sections(weights: np.ndarray) -> np.ndarray:
@@ -187,13 +189,13 @@ class Related:
         out: dict[int, dict[str, Any]] = {}
 
         def entry(note_id: int) -> dict[str, Any]:
-            return out.setdefault(note_id, {"score": 0.0, "sim": None, "evidence": None, "chunk": None, "section": None,
+            return out.setdefault(note_id, {"score": 0.0, "sim": None, "standout": None, "chunk": None, "section": None,
                                             "links_here": False, "shared_links": 0, "shared_tags": 0})
 
         self._semantic(src, entry)
-        share = self._cosine_share(src)
-        for e in out.values():  # what a cosine tells in this language (RELATED_BLUR_LESS); "sim" stays the cosine
-            e["evidence"] = None if e["sim"] is None else e["sim"] * share
+        typical = self._typical_cosine(src)
+        for e in out.values():  # how far a note stands out from the source's typical note; "sim" stays the cosine
+            e["standout"] = None if e["sim"] is None else e["sim"] - typical
         graph = self.snap.graph
         if src.note_id is not None:
             for note_id in graph.in_links.get(src.note_id, set()):
@@ -214,22 +216,23 @@ class Related:
         out.pop(src.note_id, None) if src.note_id is not None else None
         # One array product for every candidate (thousands where a tag or a hub page is widely shared),
         # in float64: the same sums, to the bit, as one note's Python floats.
-        evidence, links_here, shared_links, shared_tags = (
+        standout, links_here, shared_links, shared_tags = (
             np.fromiter(((e[k] or 0.0) for e in out.values()), dtype=np.float64, count=len(out))
-            for k in ("evidence", "links_here", "shared_links", "shared_tags"))
-        scores = related_score(evidence, links_here, shared_links, shared_tags, self.w)
+            for k in ("standout", "links_here", "shared_links", "shared_tags"))
+        scores = related_score(standout, links_here, shared_links, shared_tags, self.w)
         for e, score in zip(out.values(), np.asarray(scores).tolist(), strict=True):
             e["score"] = score
         return out
 
-    def _cosine_share(self, src: Source) -> float:
-        """How much the source's cosines count: its sections' background, weighted as they are (the background
-        is linear in the vector), on RELATED_BLUR_LESS and RELATED_BLUR_NOTHING."""
-        if len(src.vectors) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1] or not src.weights.sum() > 0:
-            return 1.0
-        mean = (src.weights @ src.vectors) / src.weights.sum()
-        return blur_share(self.snap.background(mean.astype(np.float32), slice(None)), RELATED_BLUR_LESS,
-                          RELATED_BLUR_NOTHING)
+    def _typical_cosine(self, src: Source) -> float:
+        """The cosine a note of this vault typically gets from the source, scored as _semantic scores every row
+        (_row_bests), at TYPICAL_PERCENTILE over the snapshot's background sample less the source's own sections."""
+        sample = self.snap.background_rows
+        sample = sample[self.snap.vector_notes[sample] != src.note_id] if src.note_id is not None else sample
+        if len(src.vectors) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1] or not len(sample):
+            return 0.0
+        best, _ = self._row_bests(src, _bounded_sections(src.weights), sample)
+        return float(np.percentile(best, TYPICAL_PERCENTILE))
 
     def _semantic(self, src: Source, entry: Any) -> None:
         if len(src.vectors) == 0 or len(self.snap.vector_ids) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1]:
@@ -237,22 +240,7 @@ class Related:
         sections = _bounded_sections(src.weights)
         # A large vault: only the rows a narrow first pass finds likely are scored in full (snapshot.py).
         rows = self.snap.likely_rows(src.vectors[sections], src.weights[sections], FIRST_PASS_ROWS)
-        matrix = self.snap.matrix if rows is None else self.snap.matrix[rows]
-        best = np.full(len(matrix), -np.inf, dtype=np.float32)
-        best_section = np.zeros(len(matrix), dtype=np.int64)
-        every = np.arange(len(matrix))
-        weighted = (src.vectors[sections] * src.weights[sections, None]).T  # a section's weight scales its column
-        # A block of sections at a time: memory n x SECTION_BLOCK, not n x m (a note of 3,000 sections
-        # against 20,000 chunks needed 240 MB per call). Strictly greater keeps argmax's first-wins ties.
-        for start in range(0, len(sections), SECTION_BLOCK):
-            sims = matrix @ weighted[:, start:start + SECTION_BLOCK]
-            arg = sims.argmax(axis=1)
-            value = sims[every, arg]
-            better = value > best
-            best[better] = value[better]
-            best_section[better] = sections[start + arg[better]]
-        if self.snap.weighted:  # a row's weight is never negative: it scales the row's best, not which is best
-            best *= self.snap.row_weights if rows is None else self.snap.row_weights[rows]
+        best, best_section = self._row_bests(src, sections, rows)
         # The best few thousand rows hold the best 200 notes; sorting every row cost 12% at 180k chunks.
         top = min(len(best), SEMANTIC_ROWS)
         order = np.argpartition(-best, top - 1)[:top] if top < len(best) else np.arange(len(best))
@@ -271,6 +259,28 @@ class Related:
                 seen += 1
                 if seen >= 200:
                     break
+
+    def _row_bests(self, src: Source, sections: np.ndarray,
+                   rows: np.ndarray | None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Per matrix row (of `rows`, or every row), its best cosine to the source's `sections`, each weighted
+        as the source weighs it, times the row's own weight; and which section gave it."""
+        matrix = self.snap.matrix if rows is None else self.snap.matrix[rows]
+        best = np.full(len(matrix), -np.inf, dtype=np.float32)
+        best_section = np.zeros(len(matrix), dtype=np.int64)
+        every = np.arange(len(matrix))
+        weighted = (src.vectors[sections] * src.weights[sections, None]).T  # a section's weight scales its column
+        # A block of sections at a time: memory n x SECTION_BLOCK, not n x m (a note of 3,000 sections
+        # against 20,000 chunks needed 240 MB per call). Strictly greater keeps argmax's first-wins ties.
+        for start in range(0, len(sections), SECTION_BLOCK):
+            sims = matrix @ weighted[:, start:start + SECTION_BLOCK]
+            arg = sims.argmax(axis=1)
+            value = sims[every, arg]
+            better = value > best
+            best[better] = value[better]
+            best_section[better] = sections[start + arg[better]]
+        if self.snap.weighted:  # a row's weight is never negative: it scales the row's best, not which is best
+            best *= self.snap.row_weights if rows is None else self.snap.row_weights[rows]
+        return best, best_section
 
     def _shared_tags(self, tags: set[str]) -> dict[int, int]:
         if not tags:
@@ -305,7 +315,7 @@ class Related:
                 continue
             chunk = self._best_chunk(note_id, e["chunk"], sections)
             sim = e["sim"]
-            band = related_band(e["evidence"], bool(e["links_here"] or e["shared_links"]))
+            band = related_band(e["standout"], bool(e["links_here"] or e["shared_links"]))
             results.append({
                 "path": note["path"], "title": note["title"], "folder": posixpath.dirname(note["path"]),
                 "score": round(e["score"], 4), "band": band,
@@ -313,6 +323,7 @@ class Related:
                 "start_line": chunk[2] if chunk else 1, "already_linked": note_id in src.outlinks,
                 "reasons": _reasons(e, note_id in src.outlinks),
                 "similarity": None if sim is None else round(sim, 4),
+                "standout": None if e["standout"] is None else round(e["standout"], 4),
             })
         return results
 
@@ -337,7 +348,7 @@ def _reasons(e: dict[str, Any], already_linked: bool) -> list[RelatedReason]:
     if e["shared_tags"]:
         n = e["shared_tags"]
         reasons.append({"kind": "shares_tags", "label": f"shares {n} tag{'s' if n > 1 else ''}", "count": n})
-    if e["evidence"] is not None and e["evidence"] > 0.3:
+    if related_band(e["standout"], linked=False) != "low":  # its text stands out, whatever its links
         section = e["section"].split(" > ")[-1] if e["section"] else ""
         label = f"similar: {section}" if section else "similar content"
         reasons.append({"kind": "similar_section", "label": label})

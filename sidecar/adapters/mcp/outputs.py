@@ -112,6 +112,11 @@ class RelatedNote(BaseModel):
     # signal did not find it.
     similarity: float | None = None
 
+    # How far `similarity` stands above the source's typical cosine to a note of this vault (its upper
+    # quartile): what the band and a `similar_section` reason rest on, in any language. Null with
+    # `similarity`.
+    standout: float | None = None
+
 
 # Projection of the protocol's RelatedResponse.
 class RelatedOut(BaseModel):

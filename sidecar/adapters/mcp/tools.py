@@ -398,7 +398,7 @@ def related_out(result: Mapping[str, Any], explain: bool) -> RelatedOut:
         note = RelatedNote(path=r["path"], band=r["band"], heading=r["heading"], excerpt=clean(r["excerpt"]),
                            already_linked=r["already_linked"], reasons=[x["label"] for x in r["reasons"]])
         if explain:
-            note.title, note.score, note.similarity = r["title"], r["score"], r["similarity"]
+            note.title, note.score, note.similarity, note.standout = r["title"], r["score"], r["similarity"], r["standout"]
         results.append(note)
     return RelatedOut(source_path=result["source_path"], index_building=result["index_building"] or None,
                       results=results)
