@@ -32,7 +32,8 @@ from sidecar.ingest.cjk import UNSPACED_CHAR, split_cjk_runs, without_spaces
 from sidecar.ingest.embed import unit_rows
 from sidecar.ingest.linkres import PathIndex
 from sidecar.ingest.parse import is_template
-from sidecar.retrieve.related import RelatedWeights, related_score
+from sidecar.rank.fuse import stands_out
+from sidecar.retrieve.related import RelatedWeights, related_score, typical_cosines
 from sidecar.store import health_reads as reads
 from sidecar.store.reads import attachment_paths
 from sidecar.store.snapshot_reads import chunk_owners
@@ -59,6 +60,7 @@ SUGGEST_ITEMS = 500  # items of a section that get suggestions: each costs a pas
 # a 60,000-note vault with 30,000 notes nothing links to took a minute for advice nobody reads that far
 RELATED_WEIGHTS = RelatedWeights()
 NO_ROWS = np.zeros(0, np.int64)
+TYPICAL_SAMPLE = 512  # notes a note's typical cosine is read over (by_meaning): steady, and cheap at any size
 NAME_CUTOFF = 0.75  # difflib ratio for "did you mean": catches typos and plurals, not unrelated names
 MEANING_CUTOFF = 0.65  # cosine of a missing link's text and a note (its best model part); measured: below it, mostly noise
 # A model part that reads a link's text as a blur (its mean cosine to every note this or more: the English part
@@ -321,6 +323,12 @@ class Context:
         return by_name, NameMatcher(by_name)
 
     @cached_property
+    def typical_columns(self) -> npt.NDArray[np.intp]:
+        """An even sample of the note vectors' rows (TYPICAL_SAMPLE), the cosines a typical one is read from."""
+        n = len(self.vectors.ids)
+        return np.unique(np.linspace(0, n - 1, min(n, TYPICAL_SAMPLE)).astype(np.intp)) if n else np.zeros(0, np.intp)
+
+    @cached_property
     def template_rows(self) -> npt.NDArray[np.int64]:
         """The vector rows of templates: never suggested as a note to link to."""
         nv = self.vectors
@@ -349,6 +357,7 @@ class Context:
             block = note_ids[start:start + step]
             rows = np.array([nv.row_of.get(n, -1) for n in block], dtype=np.int64)
             sims = nv.matrix[np.maximum(rows, 0)] @ nv.matrix.T
+            sims = by_meaning(sims, sims[:, self.typical_columns])
             sims[rows < 0] = 0.0  # a note without text: only its links and tags can speak
             links_here = np.zeros_like(sims)
             tag_counts = np.zeros_like(sims)
@@ -399,6 +408,14 @@ def load_tags(conn: sqlite3.Connection, note_ids: Iterable[int] | None = None) -
 def block_rows(columns: int) -> int:
     """Rows per block of a (rows x columns) float32 product: about 32 MB, whatever the vault's size."""
     return max(1, min(1024, 8_000_000 // max(columns, 1)))
+
+
+def by_meaning(cosines: Matrix, sample: Matrix) -> Matrix:
+    """What each cosine says of a note to suggest: how far it stands out from the typical one of its row (the
+    cosines to a sample of notes: related.typical_cosines), where it stands out (fuse.stands_out), else 0. A
+    language the model reads as a blur has every note at 0.99 from every other: nothing stands out."""
+    standout = cosines - typical_cosines(sample)
+    return np.where(stands_out(standout), standout, 0.0).astype(np.float32)
 
 
 def suggestion_scores(cosines: npt.NDArray[np.float32], links_here: npt.NDArray[np.float32],
@@ -720,7 +737,8 @@ def _closest_in(ctx: Context, group: Sequence[int], in_pool: npt.NDArray[np.bool
     rows = [nv.row_of[n] for n in group if n in nv.row_of]
     if not rows:
         return []
-    sims = np.where(in_pool, nv.matrix @ nv.matrix[rows].mean(axis=0), -np.inf).astype(np.float32)
+    cosines = nv.matrix @ nv.matrix[rows].mean(axis=0)
+    sims = np.where(in_pool, by_meaning(cosines, cosines[ctx.typical_columns]), -np.inf).astype(np.float32)
     return [ctx.ref(int(nv.ids[i]), float(sims[i])) for i in best_rows(sims, SUGGESTIONS)]
 
 

@@ -67,6 +67,11 @@ def _bounded_sections(weights: np.ndarray) -> np.ndarray:
     return np.sort(np.concatenate([first, sample]))
 
 
+def typical_cosines(cosines: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.floating[Any]]:
+    """The typical one of each row's cosines (the last axis), kept as a column: TYPICAL_PERCENTILE."""
+    return np.asarray(np.percentile(cosines, TYPICAL_PERCENTILE, axis=-1, keepdims=True))
+
+
 @dataclass(frozen=True)
 class RelatedWeights:
     semantic: float = 1.0
@@ -232,7 +237,7 @@ class Related:
         if len(src.vectors) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1] or not len(sample):
             return 0.0
         best, _ = self._row_bests(src, _bounded_sections(src.weights), sample)
-        return float(np.percentile(best, TYPICAL_PERCENTILE))
+        return float(typical_cosines(best).item())
 
     def _semantic(self, src: Source, entry: Any) -> None:
         if len(src.vectors) == 0 or len(self.snap.vector_ids) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1]:
