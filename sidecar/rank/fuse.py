@@ -5,10 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
 
 from sidecar.protocol_types import Band
 
@@ -35,7 +31,7 @@ class Thresholds:
 
 # Related notes: on how far a note's cosine stands out from the source's typical note's (related._typical_cosine),
 # measured on the dev and QA sets (docs/ranking.md, "Related notes").
-RELATED_THRESHOLDS = Thresholds(high=0.30, low=0.06)
+RELATED_THRESHOLDS = Thresholds(high=0.30, low=0.10)
 
 
 def rrf(legs: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int = 60) -> dict[int, float]:
@@ -117,12 +113,6 @@ def related_band(similarity: float | None, linked: bool, t: Thresholds = RELATED
     note linked with this one (it links here, or shares links) is at least medium whatever its text."""
     band = "low" if similarity is None else threshold_band(similarity, t)
     return "medium" if band == "low" and linked else band
-
-
-def stands_out(standout: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.bool_]:
-    """Per note, whether its text stands out from the source's typical note enough to be offered by meaning
-    alone: where related_band, unlinked, is above `low` (the health report's link suggestions)."""
-    return np.asarray(standout >= RELATED_THRESHOLDS.low)
 
 
 def threshold_band(score: float, t: Thresholds) -> Band:

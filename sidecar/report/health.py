@@ -32,7 +32,6 @@ from sidecar.ingest.cjk import UNSPACED_CHAR, split_cjk_runs, without_spaces
 from sidecar.ingest.embed import unit_rows
 from sidecar.ingest.linkres import PathIndex
 from sidecar.ingest.parse import is_template
-from sidecar.rank.fuse import stands_out
 from sidecar.retrieve.related import RelatedWeights, related_score, typical_cosines
 from sidecar.store import health_reads as reads
 from sidecar.store.reads import attachment_paths
@@ -61,6 +60,10 @@ SUGGEST_ITEMS = 500  # items of a section that get suggestions: each costs a pas
 RELATED_WEIGHTS = RelatedWeights()
 NO_ROWS = np.zeros(0, np.int64)
 TYPICAL_SAMPLE = 512  # notes a note's typical cosine is read over (by_meaning): steady, and cheap at any size
+# A note suggested by meaning stands out from the item's typical note by this much (note vectors, the mean of
+# sections, stand out about two thirds as far as related()'s sections): a note's three best on the Help vaults
+# the model reads, 98-100% of them; on help-uk 6%, help-vi 17%, help-he, help-el and help-fa none (docs/ranking.md)
+MEANING_STANDOUT = 0.05
 NAME_CUTOFF = 0.75  # difflib ratio for "did you mean": catches typos and plurals, not unrelated names
 MEANING_CUTOFF = 0.65  # cosine of a missing link's text and a note (its best model part); measured: below it, mostly noise
 # A model part that reads a link's text as a blur (its mean cosine to every note this or more: the English part
@@ -412,10 +415,10 @@ def block_rows(columns: int) -> int:
 
 def by_meaning(cosines: Matrix, sample: Matrix) -> Matrix:
     """What each cosine says of a note to suggest: how far it stands out from the typical one of its row (the
-    cosines to a sample of notes: related.typical_cosines), where it stands out (fuse.stands_out), else 0. A
-    language the model reads as a blur has every note at 0.99 from every other: nothing stands out."""
+    cosines to a sample of notes: related.typical_cosines), from MEANING_STANDOUT on, else 0. A language the
+    model reads as a blur has every note at 0.99 from every other: nothing stands out."""
     standout = cosines - typical_cosines(sample)
-    return np.where(stands_out(standout), standout, 0.0).astype(np.float32)
+    return np.where(standout >= MEANING_STANDOUT, standout, 0.0).astype(np.float32)
 
 
 def suggestion_scores(cosines: npt.NDArray[np.float32], links_here: npt.NDArray[np.float32],
