@@ -108,10 +108,11 @@ def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, 
     return "medium" if band == "high" and exact_missing else band
 
 
-def related_band(similarity: float | None, linked: bool, t: Thresholds = RELATED_THRESHOLDS) -> Band:
-    """high / medium / low for one related note: how far its best section's cosine stands out, on RELATED_THRESHOLDS; a
-    note linked with this one (it links here, or shares links) is at least medium whatever its text."""
-    band = "low" if similarity is None else threshold_band(similarity, t)
+def related_band(standout: float | None, linked: bool, t: Thresholds = RELATED_THRESHOLDS) -> Band:
+    """high / medium / low for one related note: how far its best section's cosine stands out from the source's
+    typical note, on RELATED_THRESHOLDS; a note linked with this one (it links here, or shares links) is at least
+    medium whatever its text."""
+    band = "low" if standout is None else threshold_band(standout, t)
     return "medium" if band == "low" and linked else band
 
 

@@ -359,16 +359,16 @@ class Context:
         for start in range(0, len(note_ids), step):
             block = note_ids[start:start + step]
             rows = np.array([nv.row_of.get(n, -1) for n in block], dtype=np.int64)
-            sims = nv.matrix[np.maximum(rows, 0)] @ nv.matrix.T
-            sims = by_meaning(sims, sims[:, self.typical_columns])
-            sims[rows < 0] = 0.0  # a note without text: only its links and tags can speak
-            links_here = np.zeros_like(sims)
-            tag_counts = np.zeros_like(sims)
+            cosines = nv.matrix[np.maximum(rows, 0)] @ nv.matrix.T
+            meaning = by_meaning(cosines, cosines[:, self.typical_columns])
+            meaning[rows < 0] = 0.0  # a note without text: only its links and tags can speak
+            links_here = np.zeros_like(meaning)
+            tag_counts = np.zeros_like(meaning)
             for i, note_id in enumerate(block):
                 links_here[i, [nv.row_of[o] for o in self.edges[1].get(note_id, ()) if o in nv.row_of]] = 1.0
                 for tag in self.note_tags.get(note_id, ()):
                     tag_counts[i, self.tag_rows.get(tag, NO_ROWS)] += 1  # a tag only on notes without text: none
-            score = suggestion_scores(sims, links_here, tag_counts)
+            score = suggestion_scores(meaning, links_here, tag_counts)
             has_row = rows >= 0
             score[np.flatnonzero(has_row), rows[has_row]] = -np.inf  # never the note itself
             score[:, self.template_rows] = -np.inf  # nor a template
@@ -421,12 +421,12 @@ def by_meaning(cosines: Matrix, sample: Matrix) -> Matrix:
     return np.where(standout >= MEANING_STANDOUT, standout, 0.0).astype(np.float32)
 
 
-def suggestion_scores(cosines: npt.NDArray[np.float32], links_here: npt.NDArray[np.float32],
+def suggestion_scores(meaning: npt.NDArray[np.float32], links_here: npt.NDArray[np.float32],
                       tag_counts: npt.NDArray[np.float32],
                       weights: RelatedWeights = RELATED_WEIGHTS) -> npt.NDArray[np.float32]:
-    """related()'s score (related_score) without shared links: co-citation for every pair of notes
-    would cost a notes x notes product. Any shape: one note's row, or a block of them."""
-    return np.asarray(related_score(cosines, links_here, 0.0, tag_counts, weights), dtype=np.float32)
+    """related()'s score (related_score) on by_meaning's standouts, without shared links: co-citation for every
+    pair of notes would cost a notes x notes product. Any shape: one note's row, or a block of them."""
+    return np.asarray(related_score(meaning, links_here, 0.0, tag_counts, weights), dtype=np.float32)
 
 
 def best_rows_each(score: npt.NDArray[np.float32], k: int) -> list[list[tuple[int, float]]]:

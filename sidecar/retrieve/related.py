@@ -84,12 +84,13 @@ class RelatedWeights:
 Signal = float | npt.NDArray[np.floating[Any]]  # one note's figure, or a block of notes' (health's suggestions)
 
 
-def related_score(similarity: Signal, links_here: Signal, shared_links: Signal, shared_tags: Signal,
+def related_score(standout: Signal, links_here: Signal, shared_links: Signal, shared_tags: Signal,
                   w: RelatedWeights) -> float | npt.NDArray[np.floating[Any]]:
-    """The one related-notes score, for one note or many at once: meaning, plus a bonus for a note
-    that links here (1.0 where one does), per shared link target (up to 4) and per shared tag (up to 3).
-    Plain numbers stay Python floats, so a float32 block stays float32."""
-    return (w.semantic * _at_least(similarity, 0.0) + w.links_here * links_here
+    """The one related-notes score, for one note or many at once: meaning (how far the note's cosine stands out
+    from the source's typical note), plus a bonus for a note that links here (1.0 where one does), per shared
+    link target (up to 4) and per shared tag (up to 3). Plain numbers stay Python floats, so a float32 block
+    stays float32."""
+    return (w.semantic * _at_least(standout, 0.0) + w.links_here * links_here
             + w.shared_links * _at_most(shared_links, 4) + w.shared_tags * _at_most(shared_tags, 3))
 
 
