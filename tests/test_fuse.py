@@ -6,6 +6,7 @@ import pytest
 
 from sidecar.rank.evidence import query_evidence
 from sidecar.rank.fuse import KEYWORD_LOW_ABSENT, Thresholds, band_for, confidence, query_weights, rrf
+from sidecar.retrieve.lexical import query_names
 
 
 def test_rrf_sums_reciprocal_ranks() -> None:
@@ -71,6 +72,19 @@ def test_a_word_the_vault_lacks_tells_more_the_bigger_the_vault() -> None:
     assert small.absent == 0.0 < mid.absent < big.absent == 0.5
     made_up = query_evidence({"zorblax": 0}, sections=250)
     assert made_up.absent == 1.0  # no word the vault has: as telling in any vault
+
+
+def test_a_name_the_vault_lacks_tells_in_a_vault_of_any_size() -> None:
+    """kepano's vault (103 notes, a QA set): "what did I rate Dune" was `medium` over the book notes; a name
+    ("Dune", "Osaka") a small vault lacks says what an everyday word it lacks ("sticky") does not."""
+    counts = {"rate": 4, "dune": 0, "sticky": 0}
+    named = query_evidence(counts, sections=250, names=frozenset({"dune"}))
+    assert named.absent == pytest.approx(1 / 3)  # the name counts fully, "sticky" not at all in a vault this small
+    assert query_evidence(counts, sections=250).absent == 0.0
+    assert query_evidence(counts, sections=20_000, names=frozenset({"dune"})).absent == pytest.approx(2 / 3)
+    assert query_names("what did I rate Dune when I read it") == {"i", "dune"}  # "I" is no term: no count, no say
+    assert query_names("Dune") == frozenset()  # a first word is capitalised as a sentence is
+    assert query_names("Wie exportiere ich Notizen als PDF") == frozenset()  # German capitalises every noun
 
 
 def test_a_query_of_common_words_alone_is_no_full_evidence() -> None:

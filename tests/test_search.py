@@ -131,6 +131,13 @@ def test_a_paraphrase_is_not_low_for_a_word_a_small_vault_lacks(demo_index: Vaul
     assert demo_index.search("zanzibarquokka")["band"] == "low"  # a made-up word still is
 
 
+def test_a_name_a_small_vault_lacks_is_an_unanswered_question(demo_index: VaultIndex) -> None:
+    """kepano's vault (a QA set, 103 notes): "what did I rate Dune when I read it" was `medium` over the book
+    notes. In a vault this small no word it lacks counted, a name as little as an everyday word ("sticky")."""
+    assert demo_index.search("what did I think of Dune")["band"] == "low"  # it was medium over Thinking, Fast and Slow
+    assert demo_index.search("what did I think of The Overstory")["band"] == "high"  # a name it has
+
+
 @pytest.mark.parametrize("query", ["Proxmox", "FTS5", "Caldo Verde"])
 def test_a_keyword_hit_has_the_same_band_in_lexical_mode(demo_index: VaultIndex, query: str) -> None:
     """Lexical mode ranks by keywords, but the band still weighs each hit's cosine: a note named after

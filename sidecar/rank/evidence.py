@@ -26,12 +26,15 @@ class QueryEvidence:
     exact: frozenset[str]  # terms with digits, which only an exact hit answers ("2023", "v1", "e404")
     least_weight: float = 0.0  # what a query's words must weigh together for a hit holding them all to count fully
     absence_weight: float = 1.0  # how much a word the vault lacks tells, by the vault's size (absence_weight())
+    unseen_names: float = 0.0  # share of the query's terms that are names (capitalised in the query) found nowhere
 
     @property
     def absent(self) -> float:
         """The evidence against any answer from the query's words the vault lacks: their share, weighed by
         the vault's size; a query with no word the vault has (a made-up word) counts fully in any vault."""
-        return self.unseen_share * (1.0 if self.unseen_share >= 1.0 else self.absence_weight)
+        if self.unseen_share >= 1.0:
+            return self.unseen_share
+        return self.unseen_names + (self.unseen_share - self.unseen_names) * self.absence_weight
 
     def weighted_coverage(self, found: Sequence[str]) -> float:
         """The IDF-weighted share of the query a hit holds. A query of common words alone ("the") weighs
@@ -50,7 +53,7 @@ def absence_weight(sections: int) -> float:
     return min(1.0, math.log(sections / SMALL_VAULT) / math.log(FULL_VOCABULARY / SMALL_VAULT))
 
 
-def query_evidence(counts: Mapping[str, int], sections: int) -> QueryEvidence:
+def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[str] = frozenset()) -> QueryEvidence:
     """From each term's section count (capped at count_cap) and the number of sections."""
     n = max(1, sections)
     idf = {t: math.log((n + 1) / (c + 0.5)) if c else math.log(2 * (n + 1)) for t, c in counts.items()}
@@ -58,5 +61,6 @@ def query_evidence(counts: Mapping[str, int], sections: int) -> QueryEvidence:
     rare_count = max(5, int(n * RARE_SHARE))
     rare = frozenset(t for t, c in counts.items() if 0 < c <= rare_count and len(t) >= 4)
     exact = frozenset(t for t in counts if EXACT.search(t))
+    unseen_names = sum(1 for t, c in counts.items() if c == 0 and t in names) / len(counts) if counts else 0.0
     return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)),
-                         absence_weight=absence_weight(n))
+                         absence_weight=absence_weight(n), unseen_names=unseen_names)

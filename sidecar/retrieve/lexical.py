@@ -32,7 +32,7 @@ from sidecar.ingest.fold import (
     keyword_fold,
     without_article,
 )
-from sidecar.retrieve.function_words import ELIDED, FUNCTION_WORDS
+from sidecar.retrieve.function_words import BY_LANGUAGE, ELIDED, FUNCTION_WORDS
 
 # A word keeps its combining marks: an Arabic word its vowel marks, a Hindi or Tamil word its vowel signs
 # (\w has none of them, and "सिंक" fell apart into "स" and "क": the bands counted consonants and the
@@ -273,6 +273,21 @@ def is_function_token(token: str) -> bool:
     elided start aside; "D&D" is two letters, not two elided articles)."""
     words = past_elision(token, WORD.findall(token.lower()))
     return bool(words) and all(w in FUNCTION_WORDS for w in words)
+
+
+# German's function words that no other language's list has, less English words ("die", "bin", "hat", "im")
+GERMAN_WORDS = frozenset(BY_LANGUAGE["de"].split()).difference(
+    *(words.split() for language, words in BY_LANGUAGE.items() if language != "de"), ("die", "bin", "hat", "im"))
+
+
+def query_names(query: str) -> frozenset[str]:
+    """The query's words written with a capital past its first word ("Dune", "Osaka", "Miles Davis", "GDPR"),
+    lowered as terms are: names, which a vault either has or does not, whatever its size. None in a German
+    query (a function word of German in it), which capitalises every noun."""
+    words = [w for token in query.split() for w in WORD.findall(token)]
+    if any(w.lower() in GERMAN_WORDS for w in words):
+        return frozenset()
+    return frozenset(w.lower() for w in words[1:] if w[:1].isupper())
 
 
 def without_ending(word: str) -> str:

@@ -50,6 +50,7 @@ from sidecar.retrieve.lexical import (
     holds_term,
     make_snippet,
     may_be_compound,
+    query_names,
     start_cuts,
     without_link_targets,
 )
@@ -577,7 +578,7 @@ class Searcher:
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts(),
                                  dict(lexq.apart)) if hits else {}
-        evidence = query_evidence(counts, self.snap.chunk_count)
+        evidence = query_evidence(counts, self.snap.chunk_count, query_names(query))
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         # The window whose names named_first reads, and any hit further down whose file the query names: a
