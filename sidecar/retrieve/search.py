@@ -431,11 +431,17 @@ def section_coverage(terms: Sequence[str], row: dict[str, Any], mention_weight: 
     return own + mention_weight * (held - own)
 
 
-def weigh_templates(hits: list[NoteHit], note_rows: dict[int, dict[str, Any]], weight: float) -> None:
-    """A template's score is `weight` of it: a form, not an answer (the notes whose rows were read)."""
+TEMPLATE_NAMED = 2  # words of a template's title a query holds to ask for that template ("job interview template")
+
+
+def weigh_templates(hits: list[NoteHit], note_rows: dict[int, dict[str, Any]], weight: float,
+                    terms: Sequence[str] = ()) -> None:
+    """A template's score is `weight` of it: a form, not an answer (the notes whose rows were read); unless the
+    query holds TEMPLATE_NAMED words of its title ("a template for notes during a job interview")."""
+    wanted = set(terms)
     for hit in hits:
         row = note_rows.get(hit.note_id)
-        if row is not None and row["template"]:
+        if row is not None and row["template"] and len(wanted & set(found_terms(terms, row["title"]))) < TEMPLATE_NAMED:
             hit.fused *= weight
 
 
@@ -589,7 +595,7 @@ class Searcher:
         if self.hidden is not None:  # a note excluded since the last index run (a CLI search, say)
             hits = [h for h in hits if h.note_id not in note_rows or not self.hidden(note_rows[h.note_id]["path"])]
         apply_recency_boost(hits, {k: v["mtime_ns"] for k, v in note_rows.items()}, self.ranking, time.time())
-        weigh_templates(hits, note_rows, self.ranking.template_weight)
+        weigh_templates(hits, note_rows, self.ranking.template_weight, lexq.terms)
         hits.sort(key=lambda h: -h.score)
         hits = (named_first(hits, note_rows, query) if self.ranking.named_first else hits)[:page]
         judged = self._judged(hits, cands, chunk_rows, note_rows, lexq, evidence, vectors_available)
