@@ -150,3 +150,7 @@ def test_a_template_weighs_its_share_and_a_note_whose_row_was_not_read_keeps_its
     hits = [NoteHit(1, [10], 1.0), NoteHit(2, [20], 1.0), NoteHit(3, [30], 1.0)]
     weigh_templates(hits, {1: {"template": True}, 2: {"template": False}}, 0.3)
     assert [h.fused for h in hits] == [0.3, 1.0, 1.0]
+    named = [NoteHit(1, [10], 1.0), NoteHit(2, [20], 1.0)]
+    rows = {1: {"template": True, "title": "Job Interview Template"}, 2: {"template": True, "title": "Meeting Template"}}
+    weigh_templates(named, rows, 0.3, ("template", "job", "interview"))
+    assert [h.fused for h in named] == [1.0, 0.3]  # two words of its title or more ask for that template

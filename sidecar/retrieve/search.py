@@ -438,10 +438,9 @@ def weigh_templates(hits: list[NoteHit], note_rows: dict[int, dict[str, Any]], w
                     terms: Sequence[str] = ()) -> None:
     """A template's score is `weight` of it: a form, not an answer (the notes whose rows were read); unless the
     query holds TEMPLATE_NAMED words of its title ("a template for notes during a job interview")."""
-    wanted = set(terms)
     for hit in hits:
         row = note_rows.get(hit.note_id)
-        if row is not None and row["template"] and len(wanted & set(found_terms(terms, row["title"]))) < TEMPLATE_NAMED:
+        if row is not None and row["template"] and len(found_terms(terms, row["title"]) if terms else ()) < TEMPLATE_NAMED:
             hit.fused *= weight
 
 
