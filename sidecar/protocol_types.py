@@ -401,6 +401,9 @@ class RelatedNote(TypedDict):
 
     # The source note already links to this note.
     already_linked: bool
+
+    # Why it is related. Empty for a note found by meaning alone whose text does not stand out from the
+    # source's typical note (its band is then `low`).
     reasons: list[RelatedReason]
 
     # Best cosine similarity between a section of the source and one of this note; null when the semantic

@@ -336,6 +336,10 @@ export interface RelatedNote {
   start_line: number;
   /** The source note already links to this note. */
   already_linked: boolean;
+  /**
+   * Why it is related. Empty for a note found by meaning alone whose text does not stand out from the
+   * source's typical note (its band is then `low`).
+   */
   reasons: RelatedReason[];
   /**
    * Best cosine similarity between a section of the source and one of this note; null when the semantic
