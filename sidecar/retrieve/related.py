@@ -198,8 +198,7 @@ class Related:
             return out.setdefault(note_id, {"score": 0.0, "sim": None, "standout": None, "chunk": None, "section": None,
                                             "links_here": False, "shared_links": 0, "shared_tags": 0})
 
-        self._semantic(src, entry)
-        typical = self._typical_cosine(src)
+        typical = self._semantic(src, entry)
         for e in out.values():  # how far a note stands out from the source's typical note; "sim" stays the cosine
             e["standout"] = None if e["sim"] is None else e["sim"] - typical
         graph = self.snap.graph
@@ -230,23 +229,16 @@ class Related:
             e["score"] = score
         return out
 
-    def _typical_cosine(self, src: Source) -> float:
-        """The cosine a note of this vault typically gets from the source, scored as _semantic scores every row
-        (_row_bests), at TYPICAL_PERCENTILE over the snapshot's background sample less the source's own sections."""
-        sample = self.snap.background_rows
-        sample = sample[self.snap.vector_notes[sample] != src.note_id] if src.note_id is not None else sample
-        if len(src.vectors) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1] or not len(sample):
-            return 0.0
-        best, _ = self._row_bests(src, _bounded_sections(src.weights), sample)
-        return float(typical_cosines(best).item())
-
-    def _semantic(self, src: Source, entry: Any) -> None:
+    def _semantic(self, src: Source, entry: Any) -> float:
+        """The notes closest in meaning, entered with their best section's cosine; returns the source's typical
+        cosine (_typical_cosine), 0 without vectors to compare."""
         if len(src.vectors) == 0 or len(self.snap.vector_ids) == 0 or src.vectors.shape[1] != self.snap.matrix.shape[1]:
-            return
+            return 0.0
         sections = _bounded_sections(src.weights)
+        weighted = (src.vectors[sections] * src.weights[sections, None]).T  # a section's weight scales its column
         # A large vault: only the rows a narrow first pass finds likely are scored in full (snapshot.py).
         rows = self.snap.likely_rows(src.vectors[sections], src.weights[sections], FIRST_PASS_ROWS)
-        best, best_section = self._row_bests(src, sections, rows)
+        best, best_section = self._row_bests(weighted, sections, rows)
         # The best few thousand rows hold the best 200 notes; sorting every row cost 12% at 180k chunks.
         top = min(len(best), SEMANTIC_ROWS)
         order = np.argpartition(-best, top - 1)[:top] if top < len(best) else np.arange(len(best))
@@ -265,16 +257,23 @@ class Related:
                 seen += 1
                 if seen >= 200:
                     break
+        return self._typical_cosine(src, weighted, sections)
 
-    def _row_bests(self, src: Source, sections: np.ndarray,
+    def _typical_cosine(self, src: Source, weighted: np.ndarray, sections: np.ndarray) -> float:
+        """The cosine a note of this vault typically gets from the source, scored as every row is (_row_bests),
+        at TYPICAL_PERCENTILE over the snapshot's background sample less the source's own sections."""
+        sample = self.snap.background_rows
+        sample = sample[self.snap.vector_notes[sample] != src.note_id] if src.note_id is not None else sample
+        return float(typical_cosines(self._row_bests(weighted, sections, sample)[0]).item()) if len(sample) else 0.0
+
+    def _row_bests(self, weighted: np.ndarray, sections: np.ndarray,
                    rows: np.ndarray | None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Per matrix row (of `rows`, or every row), its best cosine to the source's `sections`, each weighted
-        as the source weighs it, times the row's own weight; and which section gave it."""
+        """Per matrix row (of `rows`, or every row), its best cosine to the source's `sections` (`weighted`: their
+        vectors as columns, each times its weight), times the row's own weight; and which section gave it."""
         matrix = self.snap.matrix if rows is None else self.snap.matrix[rows]
         best = np.full(len(matrix), -np.inf, dtype=np.float32)
         best_section = np.zeros(len(matrix), dtype=np.int64)
         every = np.arange(len(matrix))
-        weighted = (src.vectors[sections] * src.weights[sections, None]).T  # a section's weight scales its column
         # A block of sections at a time: memory n x SECTION_BLOCK, not n x m (a note of 3,000 sections
         # against 20,000 chunks needed 240 MB per call). Strictly greater keeps argmax's first-wins ties.
         for start in range(0, len(sections), SECTION_BLOCK):

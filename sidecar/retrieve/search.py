@@ -440,8 +440,13 @@ def weigh_templates(hits: list[NoteHit], note_rows: dict[int, dict[str, Any]], w
     query holds TEMPLATE_NAMED words of its title ("a template for notes during a job interview")."""
     for hit in hits:
         row = note_rows.get(hit.note_id)
-        if row is not None and row["template"] and len(found_terms(terms, row["title"]) if terms else ()) < TEMPLATE_NAMED:
+        if row is not None and row["template"] and not (terms and asks_for(terms, row["title"])):
             hit.fused *= weight
+
+
+def asks_for(terms: Sequence[str], title: str) -> bool:
+    """The query holds TEMPLATE_NAMED words of this title or more: it asks for that note by name."""
+    return len(found_terms(terms, title)) >= TEMPLATE_NAMED
 
 
 def apply_recency_boost(hits: list[NoteHit], mtimes: dict[int, int], ranking: Ranking, now: float) -> None:
