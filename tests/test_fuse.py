@@ -6,7 +6,7 @@ import pytest
 
 from sidecar.rank.evidence import query_evidence
 from sidecar.rank.fuse import KEYWORD_LOW_ABSENT, Thresholds, band_for, confidence, query_weights, rrf
-from sidecar.retrieve.lexical import query_names
+from sidecar.retrieve.lexical import query_name_phrases, query_names
 
 
 def test_rrf_sums_reciprocal_ranks() -> None:
@@ -85,6 +85,21 @@ def test_a_name_the_vault_lacks_tells_in_a_vault_of_any_size() -> None:
     assert query_names("what did I rate Dune when I read it") == {"i", "dune"}  # "I" is no term: no count, no say
     assert query_names("Dune") == frozenset()  # a first word is capitalised as a sentence is
     assert query_names("Wie exportiere ich Notizen als PDF") == frozenset()  # German capitalises every noun
+
+
+def test_a_name_of_several_words_the_vault_never_writes_side_by_side_is_a_thing_it_lacks() -> None:
+    """help-nl (a QA set): "Bestaat er een Obsidian-app voor de Apple Watch?" was `high` over the iOS note; the
+    vault has "Apple" and a YouTube "watch" link, never "Apple Watch". The hub's "Microsoft Teams" the same."""
+    assert query_name_phrases("Bestaat er een Obsidian-app voor de Apple Watch?") == {"apple watch"}
+    assert query_name_phrases("post notes into a Microsoft Teams channel") == {"microsoft teams"}
+    assert query_name_phrases("can I Google it") == frozenset()  # "I" names nothing with the word after it
+    assert query_name_phrases("Wo ist die Apple Watch App") == frozenset()  # German capitalises every noun
+    counts = {"obsidian": 40, "app": 30, "apple": 3, "watch": 1}
+    lacking = query_evidence(counts, sections=1000, names=frozenset({"obsidian", "apple", "watch"}), unseen_phrase=True)
+    assert lacking.absent == 1.0 and lacking.lacks_name  # as a query of words the vault lacks, and never `high`
+    present = query_evidence(counts, sections=1000, names=frozenset({"obsidian", "apple", "watch"}))
+    assert present.absent == 0.0 and not present.lacks_name
+    assert band_for(0.9, 1.0, True, lacking.lacks_name, Thresholds(), absent=lacking.absent) == "medium"
 
 
 def test_a_query_of_common_words_alone_is_no_full_evidence() -> None:

@@ -138,6 +138,12 @@ def test_a_name_a_small_vault_lacks_is_an_unanswered_question(demo_index: VaultI
     assert demo_index.search("what did I think of The Overstory")["band"] == "high"  # a name it has
 
 
+def test_a_name_the_vault_never_writes_is_no_confident_answer(demo_index: VaultIndex) -> None:
+    """help-nl (a QA set): an Apple Watch question was `high` over the iOS note. The demo vault has Grafana
+    alerts, never Grafana Cloud: its self-hosted alerts note is no confident answer."""
+    assert demo_index.search("how do I set up Grafana Cloud alerts")["band"] == "medium"  # it was high
+
+
 @pytest.mark.parametrize("query", ["Proxmox", "FTS5", "Caldo Verde"])
 def test_a_keyword_hit_has_the_same_band_in_lexical_mode(demo_index: VaultIndex, query: str) -> None:
     """Lexical mode ranks by keywords, but the band still weighs each hit's cosine: a note named after

@@ -27,14 +27,21 @@ class QueryEvidence:
     least_weight: float = 0.0  # what a query's words must weigh together for a hit holding them all to count fully
     absence_weight: float = 1.0  # how much a word the vault lacks tells, by the vault's size (absence_weight())
     unseen_names: float = 0.0  # share of the query's terms that are names (capitalised in the query) found nowhere
+    unseen_phrase: bool = False  # a name of several words ("Apple Watch") no section holds side by side
 
     @property
     def absent(self) -> float:
         """The evidence against any answer from the query's words the vault lacks: their share, weighed by
-        the vault's size; a query with no word the vault has (a made-up word) counts fully in any vault."""
-        if self.unseen_share >= 1.0:
-            return self.unseen_share
+        the vault's size; a query with no word the vault has (a made-up word), or naming a thing of several
+        words the vault never names (its words apart are no mention of it), counts fully in any vault."""
+        if self.unseen_share >= 1.0 or self.unseen_phrase:
+            return 1.0
         return self.unseen_names + (self.unseen_share - self.unseen_names) * self.absence_weight
+
+    @property
+    def lacks_name(self) -> bool:
+        """The vault never names what the query names: no hit is `high`, whatever else it holds."""
+        return self.unseen_names > 0 or self.unseen_phrase
 
     def weighted_coverage(self, found: Sequence[str]) -> float:
         """The IDF-weighted share of the query a hit holds. A query of common words alone ("the") weighs
@@ -53,8 +60,10 @@ def absence_weight(sections: int) -> float:
     return min(1.0, math.log(sections / SMALL_VAULT) / math.log(FULL_VOCABULARY / SMALL_VAULT))
 
 
-def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[str] = frozenset()) -> QueryEvidence:
-    """From each term's section count (capped at count_cap) and the number of sections."""
+def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[str] = frozenset(),
+                   unseen_phrase: bool = False) -> QueryEvidence:
+    """From each term's section count (capped at count_cap) and the number of sections; `names` are the
+    query's (lexical.query_names), `unseen_phrase` whether one of several words is found nowhere as such."""
     n = max(1, sections)
     idf = {t: math.log((n + 1) / (c + 0.5)) if c else math.log(2 * (n + 1)) for t, c in counts.items()}
     unseen = sum(1 for c in counts.values() if c == 0) / len(counts) if counts else 0.0
@@ -63,4 +72,4 @@ def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[st
     exact = frozenset(t for t in counts if EXACT.search(t))
     unseen_names = sum(1 for t, c in counts.items() if c == 0 and t in names) / len(counts) if counts else 0.0
     return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)),
-                         absence_weight=absence_weight(n), unseen_names=unseen_names)
+                         absence_weight=absence_weight(n), unseen_names=unseen_names, unseen_phrase=unseen_phrase)

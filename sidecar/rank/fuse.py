@@ -90,22 +90,23 @@ def confidence(similarity: float | None, weighted_coverage: float, absent: float
     return (similarity or 0.0) + COVERAGE_WEIGHT * weighted_coverage - UNSEEN_PENALTY * absent
 
 
-def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, exact_missing: bool,
+def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, named_missing: bool,
              t: Thresholds, *, absent: float) -> Band:
     """high / medium / low for one result, from its confidence score (None: no vectors).
 
     A rare query word found lifts a result to high (an exact identifier is a real answer whatever the
-    cosine says); a number the query names and the hit lacks ("2023") keeps it from high. Without a
-    cosine, the keywords alone decide, never above medium (KEYWORD_LOW_ABSENT).
+    cosine says); a number the query names and the hit lacks ("2023"), or a name the vault never has
+    ("NVDA", "Apple Watch"), keeps it from high. Without a cosine, the keywords alone decide, never above
+    medium (KEYWORD_LOW_ABSENT).
     """
-    if rare_term_hit and lexical_coverage >= 0.999:
+    if rare_term_hit and lexical_coverage >= 0.999 and not named_missing:
         return "high"
     if score is None:
         if lexical_coverage >= 0.5:
             return "medium"
         return "low" if lexical_coverage == 0.0 or absent >= KEYWORD_LOW_ABSENT else "medium"
     band = threshold_band(score, t)
-    return "medium" if band == "high" and exact_missing else band
+    return "medium" if band == "high" and named_missing else band
 
 
 def related_band(standout: float | None, linked: bool, t: Thresholds = RELATED_THRESHOLDS) -> Band:

@@ -284,10 +284,31 @@ def query_names(query: str) -> frozenset[str]:
     """The query's words written with a capital past its first word ("Dune", "Osaka", "Miles Davis", "GDPR"),
     lowered as terms are: names, which a vault either has or does not, whatever its size. None in a German
     query (a function word of German in it), which capitalises every noun."""
+    return frozenset(w.lower() for run in _name_runs(query) for w in run)
+
+
+def query_name_phrases(query: str) -> frozenset[str]:
+    """The query's names of several words side by side ("Apple Watch", "Microsoft Teams", "Google Calendar"),
+    lowered: one thing each, which a vault holding its words apart ("Apple", a YouTube "watch" link) lacks."""
+    return frozenset(" ".join(run).lower() for run in _name_runs(query) if len(run) > 1)
+
+
+def _name_runs(query: str) -> list[list[str]]:
+    """The runs of words written with a capital past the query's first word; none in a German query. A
+    letter alone is a run of its own: "can I Google it" names no "I Google"."""
     words = [w for token in query.split() for w in WORD.findall(token)]
     if any(w.lower() in GERMAN_WORDS for w in words):
-        return frozenset()
-    return frozenset(w.lower() for w in words[1:] if w[:1].isupper())
+        return []
+    runs: list[list[str]] = []
+    joins = False  # the word before may start or carry on a run
+    for word in words[1:]:
+        capital = word[:1].isupper()
+        if capital and joins:
+            runs[-1].append(word)
+        elif capital:
+            runs.append([word])
+        joins = capital and len(word) > 1
+    return runs
 
 
 def without_ending(word: str) -> str:

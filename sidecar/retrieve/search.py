@@ -12,7 +12,7 @@ import sqlite3
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -50,6 +50,7 @@ from sidecar.retrieve.lexical import (
     holds_term,
     make_snippet,
     may_be_compound,
+    query_name_phrases,
     query_names,
     start_cuts,
     without_link_targets,
@@ -487,6 +488,19 @@ def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_head
             or any(n in line.lower() and term_coverage(list(subject), line) > 0 for line in body.splitlines())}
 
 
+def any_unseen(conn: sqlite3.Connection, phrases: Collection[str], cache: dict[str, int]) -> bool:
+    """Whether some phrase is in no section (the words side by side, as a quoted search finds them); `cache`
+    as document_counts'."""
+    for phrase in phrases:
+        key = "phrase:" + phrase
+        if key not in cache:
+            expr = build_query(f'"{phrase}"', prefix_last=False, drop_stopwords=False).match
+            cache[key] = 0 if expr is None else reads.match_count(conn, expr, 1)
+        if not cache[key]:
+            return True
+    return False
+
+
 def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: int,
                     cache: dict[str, int] | None = None, apart: Mapping[str, str] | None = None) -> dict[str, int]:
     """Sections holding each term, counted up to evidence.count_cap (a common word costs no more than that).
@@ -588,7 +602,8 @@ class Searcher:
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts(),
                                  dict(lexq.apart)) if hits else {}
-        evidence = query_evidence(counts, self.snap.chunk_count, query_names(query))
+        evidence = query_evidence(counts, self.snap.chunk_count, query_names(query),
+                                  bool(hits) and any_unseen(self.conn, query_name_phrases(query), self._term_counts()))
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         # The window whose names named_first reads, and any hit further down whose file the query names: a
@@ -706,14 +721,15 @@ class Searcher:
         text = f"{note['title']} {best['heading']} {best['body']} {best['context']}"
         found = found_terms(lexq.terms, text)
         coverage = len(found) / len(lexq.terms) if lexq.terms else 0.0
-        exact_missing = bool(evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}",
-                                                                best["body"]))
-        rare_hit = lex_rank is not None and bool(evidence.rare & set(found)) and not exact_missing
+        # What the query names exactly and the hit lacks (a number) or the vault never names: no `high`
+        named_missing = evidence.lacks_name or bool(
+            evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}", best["body"]))
+        rare_hit = lex_rank is not None and bool(evidence.rare & set(found))
         # No cosine (no vectors yet, or the model knows too few of the query's pieces): the band is the
         # keywords' alone, never high on them, rather than a cosine of 0 reading as "no answer".
         score = confidence(cosine, evidence.weighted_coverage(found), evidence.absent) \
             if vectors_available and cosine is not None else None
-        return Judged(band_for(score, coverage, rare_hit, exact_missing, self.thresholds, absent=evidence.absent),
+        return Judged(band_for(score, coverage, rare_hit, named_missing, self.thresholds, absent=evidence.absent),
                       score, coverage, lex_rank)
 
     def _results(self, hits: list[NoteHit], judged: list[Judged], cands: Candidates,
