@@ -159,6 +159,16 @@ def test_a_query_the_model_cannot_read_says_so_and_uses_keywords(index: VaultInd
     assert index.search("refund money back", explain=True)["explanation"]["model_known_share"] == 1.0
 
 
+def test_a_question_in_a_script_the_model_never_saw_is_not_read_by_its_latin_words(index: VaultIndex) -> None:
+    """help-km (a QA set): the tokenizers read a Khmer clause as one unknown piece, so "Obsidian" and "?" made
+    this question's pieces half known, its vector was the word "Obsidian", and it came back `high` over a note
+    full of "Obsidian" though the vault does not answer it. Letters, not pieces, say how much is read."""
+    question = "តើខ្ញុំអាចហៅជាសំឡេង ឬវីដេអូជាមួយសមាជិកក្រុមដោយផ្ទាល់នៅក្នុង Obsidian បានទេ?"
+    assert index.embedder is not None and index.embedder.known_share(question) < 0.25
+    res = index.search(question, explain=True)
+    assert res["explanation"]["candidates"]["semantic"] == 0 and "ranked by keywords alone" in res["caveat"]
+
+
 @pytest.mark.parametrize(("query", "typed"), [("⏫", False), ("📅", True), ("✅", False), ("👍", False), ("rent ⏫", True)])
 def test_emoji_are_searchable(index: VaultIndex, query: str, typed: bool) -> None:
     """Before, FTS5's tokenizer dropped emoji as separators: the Tasks plugin's ⏫ and 📅, or a ✅, found
