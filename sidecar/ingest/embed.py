@@ -64,7 +64,7 @@ class Embedder:
 
     One Model2Vec model, or several side by side (a folder with COMPOSITE_FILE): each part's unit
     vector, scaled by the square root of its weight share and concatenated, so a cosine is the
-    weighted mean of the parts' cosines. A query part that knows too few of the query's pieces
+    weighted mean of the parts' cosines. A query part that knows too few of the query's letters
     is left out of the query vector (a CJK question in an English model's vocabulary is noise)."""
 
     def __init__(self, parts: Sequence[_Part], name: str, folder: Path | None = None) -> None:
@@ -157,7 +157,7 @@ class Embedder:
         return self._encode(texts, batch_size, query=False)
 
     def encode_query(self, text: str) -> Vectors:
-        """One row for a query: parts that know too few of its pieces are left out (zeros). Read-only:
+        """One row for a query: parts that know too few of its letters are left out (zeros). Read-only:
         the last QUERY_CACHE queries' rows are kept, as a query is asked again (the search box as one
         types and deletes, a pane reopened, the same question on both ports) and costs ~0.15 ms to embed."""
         with self._cache_lock:
@@ -210,7 +210,7 @@ class Embedder:
         return unit_rows(np.hstack(blocks) if len(blocks) > 1 else blocks[0])
 
     def known_share(self, text: str) -> float:
-        """Share of the text's word pieces the model (its best-read part) has a vector for. `encode` drops
+        """Share of the text's letters in word pieces the model (its best-read part) has a vector for. `encode` drops
         unknown pieces, so a query mostly in a script the model never saw embeds to noise: say so."""
         return max(_known_share(p.model, text) for p in self._parts)
 

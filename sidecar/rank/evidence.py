@@ -63,7 +63,8 @@ def absence_weight(sections: int) -> float:
 def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[str] = frozenset(),
                    unseen_phrase: bool = False) -> QueryEvidence:
     """From each term's section count (capped at count_cap) and the number of sections; `names` are the
-    query's (lexical.query_names), `unseen_phrase` whether one of several words is found nowhere as such."""
+    query's (lexical.query_names); `unseen_phrase`, whether a name of several words (lexical.query_name_phrases)
+    is in no section."""
     n = max(1, sections)
     idf = {t: math.log((n + 1) / (c + 0.5)) if c else math.log(2 * (n + 1)) for t, c in counts.items()}
     unseen = sum(1 for c in counts.values() if c == 0) / len(counts) if counts else 0.0

@@ -61,7 +61,7 @@ from sidecar.store.reads import chunk_count
 
 Mode = Literal["hybrid", "lexical", "semantic"]
 CHARS_PER_TOKEN = 4  # the usual estimate for English prose; documented in the protocol
-MIN_KNOWN_SHARE = 0.5  # below this share of known word pieces a query's vector is noise, not meaning
+MIN_KNOWN_SHARE = 0.5  # below this share of letters in known pieces a query's vector is noise, not meaning
 MAX_QUERY_CHARS = 4000  # a pasted page is searched by its beginning; BM25 and one embedding need no more
 
 
@@ -163,7 +163,7 @@ class Candidates:
     lexical_strict: int = 0  # how many of them hold every query term (the rest share only some)
     semantic: list[int] = field(default_factory=list)
     note_similarity: dict[int, float] = field(default_factory=dict)  # note id -> best cosine of its chunks
-    known_share: float | None = None  # share of the query's word pieces the embedding model knows
+    known_share: float | None = None  # share of the query's letters the embedding model knows (Embedder.known_share)
     query_vector: np.ndarray | None = None
     background: float = 0.0  # the query's mean band cosine to a sample of the vault's sections (Snapshot.background)
 
@@ -648,7 +648,7 @@ class Searcher:
         if self.embedder is not None and len(self.snap.vector_ids):
             cands.known_share = self.embedder.known_share(query)
             if cands.known_share < MIN_KNOWN_SHARE:
-                return cands  # mostly unknown pieces: the vector would be noise, so keywords decide alone
+                return cands  # mostly unknown: the vector would be noise, so keywords decide alone
             qvec = self.embedder.encode_query(query)
             if not np.any(qvec):
                 return cands  # no known token in the query: the semantic leg has nothing to say
@@ -725,7 +725,7 @@ class Searcher:
         named_missing = evidence.lacks_name or bool(
             evidence.exact - numbers_in_context(found, evidence, f"{note['title']} {best['heading']}", best["body"]))
         rare_hit = lex_rank is not None and bool(evidence.rare & set(found))
-        # No cosine (no vectors yet, or the model knows too few of the query's pieces): the band is the
+        # No cosine (no vectors yet, or the model knows too few of the query's letters): the band is the
         # keywords' alone, never high on them, rather than a cosine of 0 reading as "no answer".
         score = confidence(cosine, evidence.weighted_coverage(found), evidence.absent) \
             if vectors_available and cosine is not None else None
