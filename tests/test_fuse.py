@@ -94,6 +94,7 @@ def test_a_name_of_several_words_the_vault_never_writes_side_by_side_is_a_thing_
     assert query_name_phrases("post notes into a Microsoft Teams channel") == {"microsoft teams"}
     assert query_name_phrases("can I Google it") == frozenset()  # "I" names nothing with the word after it
     assert query_name_phrases("Wo ist die Apple Watch App") == frozenset()  # German capitalises every noun
+    assert query_names("How To Use Dataview Tasks") == query_name_phrases("Daily Note Template") == frozenset()  # Title Case
     counts = {"obsidian": 40, "app": 30, "apple": 3, "watch": 1}
     lacking = query_evidence(counts, sections=1000, names=frozenset({"obsidian", "apple", "watch"}), unseen_phrase=True)
     assert lacking.absent == 1.0 and lacking.lacks_name  # as a query of words the vault lacks, and never `high`

@@ -142,6 +142,9 @@ def test_a_name_the_vault_never_writes_is_no_confident_answer(demo_index: VaultI
     """help-nl (a QA set): an Apple Watch question was `high` over the iOS note. The demo vault has Grafana
     alerts, never Grafana Cloud: its self-hosted alerts note is no confident answer."""
     assert demo_index.search("how do I set up Grafana Cloud alerts")["band"] == "medium"  # it was high
+    # A query in Title Case names nothing by its capitals: "Starter Feeding Schedule" is no missing name
+    assert demo_index.search("Sourdough Starter Feeding Schedule")["band"] != "low"
+    assert demo_index.search("How To Debug The Database Locked Error")["band"] == "high"
 
 
 @pytest.mark.parametrize("query", ["Proxmox", "FTS5", "Caldo Verde"])

@@ -293,11 +293,18 @@ def query_name_phrases(query: str) -> frozenset[str]:
     return frozenset(" ".join(run).lower() for run in _name_runs(query) if len(run) > 1)
 
 
+TITLE_CASE_SHARE = 2 / 3  # past this share of capitalised words, a query is written in Title Case: no names
+
+
 def _name_runs(query: str) -> list[list[str]]:
-    """The runs of words written with a capital past the query's first word; none in a German query. A
-    letter alone is a run of its own: "can I Google it" names no "I Google"."""
+    """The runs of words written with a capital past the query's first word; none in a German query, nor in one
+    written in Title Case ("How To Use Dataview Tasks", "Daily Note Template"), where a capital names nothing.
+    A letter alone is a run of its own: "can I Google it" names no "I Google"."""
     words = [w for token in query.split() for w in WORD.findall(token)]
     if any(w.lower() in GERMAN_WORDS for w in words):
+        return []
+    capitals = sum(w[:1].isupper() for w in words[1:])
+    if capitals >= 2 and capitals > TITLE_CASE_SHARE * len(words[1:]):
         return []
     runs: list[list[str]] = []
     joins = False  # the word before may start or carry on a run
