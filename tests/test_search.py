@@ -141,7 +141,10 @@ def test_a_name_a_small_vault_lacks_is_an_unanswered_question(demo_index: VaultI
 def test_a_name_the_vault_never_writes_is_no_confident_answer(demo_index: VaultIndex) -> None:
     """help-nl (a QA set): an Apple Watch question was `high` over the iOS note. The demo vault has Grafana
     alerts, never Grafana Cloud: its self-hosted alerts note is no confident answer."""
-    assert demo_index.search("how do I set up Grafana Cloud alerts")["band"] == "medium"  # it was high
+    answer = demo_index.search("how do I set up Grafana Cloud alerts")
+    assert answer["band"] == "medium"  # it was high
+    assert "No note mentions “Grafana Cloud”." in (answer["caveat"] or "")  # why, in the query's spelling
+    assert "mentions" not in (demo_index.search("how do I set up Grafana alerts")["caveat"] or "")
     # A query in Title Case names nothing by its capitals: "Starter Feeding Schedule" is no missing name
     assert demo_index.search("Sourdough Starter Feeding Schedule")["band"] != "low"
     assert demo_index.search("How To Debug The Database Locked Error")["band"] == "high"

@@ -309,7 +309,11 @@ export interface SearchResponse {
    * answer this).
    */
   band: Band;
-  /** Set when results are degraded, e.g. semantic asked but vectors unavailable. */
+  /**
+   * How to read the answer (null when it is `high` and nothing is degraded): what the band means, what
+   * degraded the results (vectors unavailable or still loading, a query the model cannot read), the names of
+   * the query no note mentions, filters nothing passes.
+   */
   caveat: string | null;
   results: SearchResult[];
   /** Only with explain: true. Free-form diagnostics (tokens, candidate lists, weights). */

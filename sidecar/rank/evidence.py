@@ -28,6 +28,7 @@ class QueryEvidence:
     absence_weight: float = 1.0  # how much a word the vault lacks tells, by the vault's size (absence_weight())
     unseen_names: float = 0.0  # share of the query's terms that are names (capitalised in the query) found nowhere
     unseen_phrase: bool = False  # a name of several words ("Apple Watch") no section holds side by side
+    missing_names: tuple[str, ...] = ()  # the query's names found nowhere, phrases too, lowered, for the caveat
 
     @property
     def absent(self) -> float:
@@ -41,7 +42,7 @@ class QueryEvidence:
     @property
     def lacks_name(self) -> bool:
         """The vault never names what the query names: no hit is `high`, whatever else it holds."""
-        return self.unseen_names > 0 or self.unseen_phrase
+        return bool(self.missing_names)
 
     def weighted_coverage(self, found: Sequence[str]) -> float:
         """The IDF-weighted share of the query a hit holds. A query of common words alone ("the") weighs
@@ -61,16 +62,23 @@ def absence_weight(sections: int) -> float:
 
 
 def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[str] = frozenset(),
-                   unseen_phrase: bool = False) -> QueryEvidence:
+                   unseen_phrases: Sequence[str] = ()) -> QueryEvidence:
     """From each term's section count (capped at count_cap) and the number of sections; `names` are the
-    query's (lexical.query_names); `unseen_phrase`, whether a name of several words (lexical.query_name_phrases)
-    is in no section."""
+    query's (lexical.query_names); `unseen_phrases`, its names of several words (lexical.query_name_phrases)
+    that no section holds."""
     n = max(1, sections)
     idf = {t: math.log((n + 1) / (c + 0.5)) if c else math.log(2 * (n + 1)) for t, c in counts.items()}
     unseen = sum(1 for c in counts.values() if c == 0) / len(counts) if counts else 0.0
     rare_count = max(5, int(n * RARE_SHARE))
     rare = frozenset(t for t, c in counts.items() if 0 < c <= rare_count and len(t) >= 4)
     exact = frozenset(t for t in counts if EXACT.search(t))
-    unseen_names = sum(1 for t, c in counts.items() if c == 0 and t in names) / len(counts) if counts else 0.0
+    missing = [t for t, c in counts.items() if c == 0 and t in names]
+    unseen_names = len(missing) / len(counts) if counts else 0.0
     return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)),
-                         absence_weight=absence_weight(n), unseen_names=unseen_names, unseen_phrase=unseen_phrase)
+                         absence_weight=absence_weight(n), unseen_names=unseen_names,
+                         unseen_phrase=bool(unseen_phrases),
+                         missing_names=(*unseen_phrases, *(t for t in missing if not _in_any(t, unseen_phrases))))
+
+
+def _in_any(word: str, phrases: Sequence[str]) -> bool:
+    return any(word in phrase.split() for phrase in phrases)

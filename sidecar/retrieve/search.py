@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import sqlite3
 import time
 import unicodedata
@@ -488,17 +489,25 @@ def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_head
             or any(n in line.lower() and term_coverage(list(subject), line) > 0 for line in body.splitlines())}
 
 
-def any_unseen(conn: sqlite3.Connection, phrases: Collection[str], cache: dict[str, int]) -> bool:
-    """Whether some phrase is in no section (the words side by side, as a quoted search finds them); `cache`
-    as document_counts'."""
+def unseen(conn: sqlite3.Connection, phrases: Collection[str], cache: dict[str, int]) -> list[str]:
+    """The phrases no section holds (the words side by side, as a quoted search finds them), sorted; `cache` as
+    document_counts'."""
     for phrase in phrases:
         key = "phrase:" + phrase
         if key not in cache:
             expr = build_query(f'"{phrase}"', prefix_last=False, drop_stopwords=False).match
             cache[key] = 0 if expr is None else reads.match_count(conn, expr, 1)
-        if not cache[key]:
-            return True
-    return False
+    return sorted(phrase for phrase in phrases if not cache["phrase:" + phrase])
+
+
+def never_mentioned(query: str, names: Sequence[str]) -> str:
+    """The caveat's sentence naming what the vault never mentions, spelled as the query spells it."""
+    spelled = []
+    for name in names:
+        found = re.search(r"\W+".join(map(re.escape, name.split())), query, re.IGNORECASE)
+        spelled.append(f"“{found.group(0) if found else name}”")
+    listed = ", ".join(spelled[:-1]) + " or " + spelled[-1] if len(spelled) > 1 else spelled[0]
+    return f"No note mentions {listed}."
 
 
 def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: int,
@@ -603,7 +612,7 @@ class Searcher:
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts(),
                                  dict(lexq.apart)) if hits else {}
         evidence = query_evidence(counts, self.snap.chunk_count, query_names(query),
-                                  bool(hits) and any_unseen(self.conn, query_name_phrases(query), self._term_counts()))
+                                  unseen(self.conn, query_name_phrases(query), self._term_counts()) if hits else ())
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         # The window whose names named_first reads, and any hit further down whose file the query names: a
@@ -634,6 +643,8 @@ class Searcher:
             response["caveat"] = _join(response["caveat"], note)
         if allowed is not None and not allowed:
             response["caveat"] = _join(response["caveat"], nothing_passes(self.conn, filters))
+        if evidence.missing_names:
+            response["caveat"] = _join(response["caveat"], never_mentioned(query, evidence.missing_names))
         if explain:
             response["explanation"] = self._explanation(weights, cands, lexq, filters, allowed)
         response["took_ms"] = round((time.perf_counter() - started) * 1000, 2)
