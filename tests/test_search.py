@@ -145,6 +145,7 @@ def test_a_name_the_vault_never_writes_is_no_confident_answer(demo_index: VaultI
     assert answer["band"] == "medium"  # it was high
     assert "No note mentions “Grafana Cloud”." in (answer["caveat"] or "")  # why, in the query's spelling
     assert "mentions" not in (demo_index.search("how do I set up Grafana alerts")["caveat"] or "")
+    assert "mentions" not in (demo_index.search("notes about Proxm", typed=True)["caveat"] or "")  # being typed
     # A query in Title Case names nothing by its capitals: "Starter Feeding Schedule" is no missing name
     assert demo_index.search("Sourdough Starter Feeding Schedule")["band"] != "low"
     assert demo_index.search("How To Debug The Database Locked Error")["band"] == "high"

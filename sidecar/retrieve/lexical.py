@@ -280,6 +280,12 @@ GERMAN_WORDS = frozenset(BY_LANGUAGE["de"].split()).difference(
     *(words.split() for language, words in BY_LANGUAGE.items() if language != "de"), ("die", "bin", "hat", "im"))
 
 
+def typed_out(text: str) -> str:
+    """The text less the word being typed (search-as-you-type's last word, no space or quote after it yet):
+    "notes about Proxm" names no "Proxm"."""
+    return text if text.endswith((" ", '"')) else text.rsplit(maxsplit=1)[0] if " " in text.strip() else ""
+
+
 def query_names(query: str) -> frozenset[str]:
     """The query's words written with a capital past its first word ("Dune", "Osaka", "Miles Davis", "GDPR"),
     lowered as terms are: names, which a vault either has or does not, whatever its size. None in a German

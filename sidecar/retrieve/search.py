@@ -54,6 +54,7 @@ from sidecar.retrieve.lexical import (
     query_name_phrases,
     query_names,
     start_cuts,
+    typed_out,
     without_link_targets,
 )
 from sidecar.retrieve.snapshot import Snapshot
@@ -611,8 +612,9 @@ class Searcher:
         apply_graph_boost(hits, self.snap, self.ranking.graph_weight)
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts(),
                                  dict(lexq.apart)) if hits else {}
-        evidence = query_evidence(counts, self.snap.chunk_count, query_names(query),
-                                  unseen(self.conn, query_name_phrases(query), self._term_counts()) if hits else ())
+        named = typed_out(text) if typed else query  # a name half typed is no name the vault lacks
+        evidence = query_evidence(counts, self.snap.chunk_count, query_names(named),
+                                  unseen(self.conn, query_name_phrases(named), self._term_counts()) if hits else ())
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         # The window whose names named_first reads, and any hit further down whose file the query names: a
