@@ -14,7 +14,7 @@ import pytest
 from sidecar.core import VaultIndex
 from sidecar.errors import InvalidParams, NotFound
 from sidecar.retrieve.lexical import build_query
-from sidecar.retrieve.search import document_counts
+from sidecar.retrieve.search import document_counts, never_mentioned
 from sidecar.store.reads import holds_path
 from sidecar.store.vectors import dequantize, quantize
 from tests import demo_facts
@@ -146,6 +146,7 @@ def test_a_name_the_vault_never_writes_is_no_confident_answer(demo_index: VaultI
     assert "No note mentions “Grafana Cloud”." in (answer["caveat"] or "")  # why, in the query's spelling
     assert "mentions" not in (demo_index.search("how do I set up Grafana alerts")["caveat"] or "")
     assert "mentions" not in (demo_index.search("notes about Proxm", typed=True)["caveat"] or "")  # being typed
+    assert never_mentioned("my dunes notes on Dune and NVDA", ["dune", "nvda"]) == "No note mentions “Dune” or “NVDA”."
     # A query in Title Case names nothing by its capitals: "Starter Feeding Schedule" is no missing name
     assert demo_index.search("Sourdough Starter Feeding Schedule")["band"] != "low"
     assert demo_index.search("How To Debug The Database Locked Error")["band"] == "high"

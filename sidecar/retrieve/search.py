@@ -505,7 +505,7 @@ def never_mentioned(query: str, names: Sequence[str]) -> str:
     """The caveat's sentence naming what the vault never mentions, spelled as the query spells it."""
     spelled = []
     for name in names:
-        found = re.search(r"\W+".join(map(re.escape, name.split())), query, re.IGNORECASE)
+        found = re.search(r"\b" + r"\W+".join(map(re.escape, name.split())) + r"\b", query, re.IGNORECASE)
         spelled.append(f"“{found.group(0) if found else name}”")
     listed = ", ".join(spelled[:-1]) + " or " + spelled[-1] if len(spelled) > 1 else spelled[0]
     return f"No note mentions {listed}."
