@@ -27,8 +27,7 @@ class QueryEvidence:
     least_weight: float = 0.0  # what a query's words must weigh together for a hit holding them all to count fully
     absence_weight: float = 1.0  # how much a word the vault lacks tells, by the vault's size (absence_weight())
     unseen_names: float = 0.0  # share of the query's terms that are names (capitalised in the query) found nowhere
-    unseen_phrase: bool = False  # a name of several words ("Apple Watch") no section holds side by side
-    missing_names: tuple[str, ...] = ()  # the query's names found nowhere, phrases too, lowered, for the caveat
+    missing_names: tuple[str, ...] = ()  # the query's names found nowhere, phrases ("apple watch") too, lowered
 
     @property
     def absent(self) -> float:
@@ -38,6 +37,11 @@ class QueryEvidence:
         if self.unseen_share >= 1.0 or self.unseen_phrase:
             return 1.0
         return self.unseen_names + (self.unseen_share - self.unseen_names) * self.absence_weight
+
+    @property
+    def unseen_phrase(self) -> bool:
+        """A name of several words ("Apple Watch") no section holds side by side."""
+        return any(" " in name for name in self.missing_names)
 
     @property
     def lacks_name(self) -> bool:
@@ -76,7 +80,6 @@ def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[st
     unseen_names = len(missing) / len(counts) if counts else 0.0
     return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)),
                          absence_weight=absence_weight(n), unseen_names=unseen_names,
-                         unseen_phrase=bool(unseen_phrases),
                          missing_names=(*unseen_phrases, *(t for t in missing if not _in_any(t, unseen_phrases))))
 
 

@@ -490,15 +490,12 @@ def numbers_in_context(found: Sequence[str], evidence: QueryEvidence, title_head
             or any(n in line.lower() and term_coverage(list(subject), line) > 0 for line in body.splitlines())}
 
 
-def unseen(conn: sqlite3.Connection, phrases: Collection[str], cache: dict[str, int]) -> list[str]:
-    """The phrases no section holds (the words side by side, as a quoted search finds them), sorted; `cache` as
-    document_counts'."""
-    for phrase in phrases:
-        key = "phrase:" + phrase
-        if key not in cache:
-            expr = build_query(f'"{phrase}"', prefix_last=False, drop_stopwords=False).match
-            cache[key] = 0 if expr is None else reads.match_count(conn, expr, 1)
-    return sorted(phrase for phrase in phrases if not cache["phrase:" + phrase])
+def unseen_phrases(conn: sqlite3.Connection, phrases: Collection[str], sections: int,
+                   cache: dict[str, int]) -> list[str]:
+    """The phrases no section holds (the words side by side, as a quoted search finds them), sorted; those past
+    document_counts' MAX_EVIDENCE_TERMS (a pasted page) are not counted, and not said to be missing."""
+    counts = document_counts(conn, [f'"{phrase}"' for phrase in phrases], sections, cache)
+    return sorted(phrase for phrase in phrases if counts.get(f'"{phrase}"', 1) == 0)
 
 
 def never_mentioned(query: str, names: Sequence[str]) -> str:
@@ -614,7 +611,8 @@ class Searcher:
                                  dict(lexq.apart)) if hits else {}
         named = typed_out(text) if typed else query  # a name half typed is no name the vault lacks
         evidence = query_evidence(counts, self.snap.chunk_count, query_names(named),
-                                  unseen(self.conn, query_name_phrases(named), self._term_counts()) if hits else ())
+                                  unseen_phrases(self.conn, query_name_phrases(named), self.snap.chunk_count,
+                                                 self._term_counts()) if hits else ())
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         # The window whose names named_first reads, and any hit further down whose file the query names: a
