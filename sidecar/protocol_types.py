@@ -370,8 +370,8 @@ class SearchResponse(TypedDict):
     band: Band
 
     # How to read the answer (null when it is `high` and nothing is degraded): what the band means, what
-    # degraded the results (vectors unavailable or still loading, a query the model cannot read), the names of
-    # the query no note mentions, filters nothing passes.
+    # degraded the results (vectors unavailable or still loading, a query the model cannot read), the names
+    # and months ("October 2023") of the query no note mentions, filters nothing passes.
     caveat: str | None
     results: list[SearchResult]
 

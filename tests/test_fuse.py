@@ -76,12 +76,14 @@ def test_a_word_the_vault_lacks_tells_more_the_bigger_the_vault() -> None:
 
 def test_a_name_the_vault_lacks_tells_in_a_vault_of_any_size() -> None:
     """kepano's vault (103 notes, a QA set): "what did I rate Dune" was `medium` over the book notes; a name
-    ("Dune", "Osaka") a small vault lacks says what an everyday word it lacks ("sticky") does not."""
+    ("Dune", "Osaka") a small vault lacks says what an everyday word it lacks ("sticky") does not. The hub's
+    GDPR and NVDA questions were `medium` while the name counted as one word in three: it counts as all."""
     counts = {"rate": 4, "dune": 0, "sticky": 0}
     named = query_evidence(counts, sections=250, names=frozenset({"dune"}))
-    assert named.absent == pytest.approx(1 / 3)  # the name counts fully, "sticky" not at all in a vault this small
-    assert query_evidence(counts, sections=250).absent == 0.0
-    assert query_evidence(counts, sections=20_000, names=frozenset({"dune"})).absent == pytest.approx(2 / 3)
+    assert named.absent == 1.0  # as a query of words the vault lacks, in a vault of any size
+    assert query_evidence(counts, sections=250).absent == 0.0  # "sticky" alone counts not at all in one this small
+    assert query_evidence(counts, sections=20_000, names=frozenset({"dune"})).absent == 1.0
+    assert not named.lacks_thing  # a name of one word may be a detail in passing ("WhatsApp"): no low by itself
     assert query_names("what did I rate Dune when I read it") == {"i", "dune"}  # "I" is no term: no count, no say
     assert query_names("Dune") == frozenset()  # a first word is capitalised as a sentence is
     assert query_names("Wie exportiere ich Notizen als PDF") == frozenset()  # German capitalises every noun
@@ -104,7 +106,9 @@ def test_a_name_of_several_words_the_vault_never_writes_side_by_side_is_a_thing_
     assert teams.missing_names == ("microsoft teams",)  # "Microsoft" is said with it, not again
     present = query_evidence(counts, sections=1000, names=frozenset({"obsidian", "apple", "watch"}))
     assert present.absent == 0.0 and not present.lacks_name
-    assert band_for(0.9, 1.0, True, lacking.lacks_name, Thresholds(), absent=lacking.absent) == "medium"
+    assert lacking.lacks_thing  # the query's subject: whatever else a hit holds, the vault does not answer
+    assert band_for(0.9, 1.0, True, lacking.lacks_name, Thresholds(), absent=lacking.absent,
+                    lacks_thing=lacking.lacks_thing) == "low"
 
 
 def test_a_query_of_common_words_alone_is_no_full_evidence() -> None:

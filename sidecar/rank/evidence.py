@@ -26,21 +26,21 @@ class QueryEvidence:
     exact: frozenset[str]  # terms with digits, which only an exact hit answers ("2023", "v1", "e404")
     least_weight: float = 0.0  # what a query's words must weigh together for a hit holding them all to count fully
     absence_weight: float = 1.0  # how much a word the vault lacks tells, by the vault's size (absence_weight())
-    unseen_names: float = 0.0  # share of the query's terms that are names (capitalised in the query) found nowhere
     missing_names: tuple[str, ...] = ()  # the query's names found nowhere, phrases ("apple watch") too, lowered
 
     @property
     def absent(self) -> float:
         """The evidence against any answer from the query's words the vault lacks: their share, weighed by
-        the vault's size; a query with no word the vault has (a made-up word), or naming a thing of several
-        words the vault never names (its words apart are no mention of it), counts fully in any vault."""
-        if self.unseen_share >= 1.0 or self.unseen_phrase:
+        the vault's size; a query with no word the vault has (a made-up word), or naming a thing the vault
+        never names ("GDPR"; "Apple Watch", whose words apart are no mention of it), counts fully in any vault."""
+        if self.unseen_share >= 1.0 or self.missing_names:
             return 1.0
-        return self.unseen_names + (self.unseen_share - self.unseen_names) * self.absence_weight
+        return self.unseen_share * self.absence_weight
 
     @property
-    def unseen_phrase(self) -> bool:
-        """A name of several words ("Apple Watch") no section holds side by side."""
+    def lacks_thing(self) -> bool:
+        """The vault never writes a thing of several words the query names ("Apple Watch", "October 2023"):
+        such a thing is the query's subject, not a word in passing, so the vault does not answer the query."""
         return any(" " in name for name in self.missing_names)
 
     @property
@@ -69,7 +69,7 @@ def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[st
                    unseen_phrases: Sequence[str] = ()) -> QueryEvidence:
     """From each term's section count (capped at count_cap) and the number of sections; `names` are the
     query's (lexical.query_names); `unseen_phrases`, its names of several words (lexical.query_name_phrases)
-    that no section holds."""
+    and its months (dates.query_months) that no section holds."""
     n = max(1, sections)
     idf = {t: math.log((n + 1) / (c + 0.5)) if c else math.log(2 * (n + 1)) for t, c in counts.items()}
     unseen = sum(1 for c in counts.values() if c == 0) / len(counts) if counts else 0.0
@@ -77,9 +77,8 @@ def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[st
     rare = frozenset(t for t, c in counts.items() if 0 < c <= rare_count and len(t) >= 4)
     exact = frozenset(t for t in counts if EXACT.search(t))
     missing = [t for t, c in counts.items() if c == 0 and t in names]
-    unseen_names = len(missing) / len(counts) if counts else 0.0
     return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)),
-                         absence_weight=absence_weight(n), unseen_names=unseen_names,
+                         absence_weight=absence_weight(n),
                          missing_names=(*unseen_phrases, *(t for t in missing if not _in_any(t, unseen_phrases))))
 
 

@@ -91,14 +91,17 @@ def confidence(similarity: float | None, weighted_coverage: float, absent: float
 
 
 def band_for(score: float | None, lexical_coverage: float, rare_term_hit: bool, named_missing: bool,
-             t: Thresholds, *, absent: float) -> Band:
+             t: Thresholds, *, absent: float, lacks_thing: bool = False) -> Band:
     """high / medium / low for one result, from its confidence score (None: no vectors).
 
     A rare query word found lifts a result to high (an exact identifier is a real answer whatever the
     cosine says); a number the query names and the hit lacks ("2023"), or a name the vault never has
-    ("NVDA", "Apple Watch"), keeps it from high. Without a cosine, the keywords alone decide, never above
-    medium (KEYWORD_LOW_ABSENT).
+    ("NVDA"), keeps it from high; a thing of several words the vault never writes ("Apple Watch",
+    "October 2023": QueryEvidence.lacks_thing) makes it low. Without a cosine, the keywords alone decide,
+    never above medium (KEYWORD_LOW_ABSENT).
     """
+    if lacks_thing:
+        return "low"
     if rare_term_hit and lexical_coverage >= 0.999 and not named_missing:
         return "high"
     if score is None:

@@ -281,9 +281,11 @@ GERMAN_WORDS = frozenset(BY_LANGUAGE["de"].split()).difference(
 
 
 def typed_out(text: str) -> str:
-    """The text less the word being typed (search-as-you-type's last word, no space or quote after it yet):
-    "notes about Proxm" names no "Proxm"."""
-    return text if text.endswith((" ", '"')) else text.rsplit(maxsplit=1)[0] if " " in text.strip() else ""
+    """The text less the word being typed (search-as-you-type's last word, nothing after it yet): "notes about
+    Proxm" names no "Proxm"; "an app for the Apple Watch?" names "Apple Watch", whose "?" ends it."""
+    if not WORD.fullmatch(text[-1:]):
+        return text
+    return text.rsplit(maxsplit=1)[0] if " " in text.strip() else ""
 
 
 def query_names(query: str) -> frozenset[str]:

@@ -42,6 +42,7 @@ from sidecar.rank.fuse import (
     query_weights,
     rrf,
 )
+from sidecar.retrieve.dates import MonthNamed, month_match, query_months
 from sidecar.retrieve.lexical import (
     LexicalQuery,
     build_query,
@@ -498,6 +499,19 @@ def unseen_phrases(conn: sqlite3.Connection, phrases: Collection[str], sections:
     return sorted(phrase for phrase in phrases if counts.get(f'"{phrase}"', 1) == 0)
 
 
+def unseen_months(conn: sqlite3.Connection, months: Collection[MonthNamed], cache: dict[str, int]) -> list[str]:
+    """The months the query names ("October 2023") that no section writes in any form (dates.month_match),
+    as the query spells them."""
+    missing = []
+    for named in months:
+        key = f"month:{named.year}-{named.month}"
+        if key not in cache:
+            cache[key] = reads.match_count(conn, month_match(named), 1)
+        if cache[key] == 0:
+            missing.append(named.spelled)
+    return missing
+
+
 def never_mentioned(query: str, names: Sequence[str]) -> str:
     """The caveat's sentence naming what the vault never mentions, spelled as the query spells it."""
     spelled = []
@@ -610,9 +624,7 @@ class Searcher:
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts(),
                                  dict(lexq.apart)) if hits else {}
         named = typed_out(text) if typed else query  # a name half typed is no name the vault lacks
-        evidence = query_evidence(counts, self.snap.chunk_count, query_names(named),
-                                  unseen_phrases(self.conn, query_name_phrases(named), self.snap.chunk_count,
-                                                 self._term_counts()) if hits else ())
+        evidence = query_evidence(counts, self.snap.chunk_count, *self._names(named) if hits else (frozenset(), ()))
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         # The window whose names named_first reads, and any hit further down whose file the query names: a
@@ -670,6 +682,17 @@ class Searcher:
                 cands.semantic, cands.note_similarity = semantic_candidates(
                     self.snap, qvec, allowed, self.ranking.candidates, self.ranking.per_note)
         return cands
+
+    def _names(self, query: str) -> tuple[frozenset[str], list[str]]:
+        """The query's names (lexical.query_names), and those of them no section holds that are phrases
+        ("Apple Watch") or months ("October 2023"). A month's name in a date is the date's, no name of its own:
+        a vault writing "12.03.2022" has "March 2022" without the word "March"."""
+        months = query_months(query)
+        dated = {word for month in months for word in month.spelled.split()}
+        phrases = [phrase for phrase in query_name_phrases(query) if dated.isdisjoint(phrase.split())]
+        cache = self._term_counts()
+        return query_names(query) - dated, [*unseen_phrases(self.conn, phrases, self.snap.chunk_count, cache),
+                                            *unseen_months(self.conn, months, cache)]
 
     def _term_counts(self) -> dict[str, int]:
         """The generation's cache of FTS counts, with the section count under "". A new one past
@@ -740,7 +763,8 @@ class Searcher:
         # keywords' alone, never high on them, rather than a cosine of 0 reading as "no answer".
         score = confidence(cosine, evidence.weighted_coverage(found), evidence.absent) \
             if vectors_available and cosine is not None else None
-        return Judged(band_for(score, coverage, rare_hit, named_missing, self.thresholds, absent=evidence.absent),
+        return Judged(band_for(score, coverage, rare_hit, named_missing, self.thresholds, absent=evidence.absent,
+                               lacks_thing=evidence.lacks_thing),
                       score, coverage, lex_rank)
 
     def _results(self, hits: list[NoteHit], judged: list[Judged], cands: Candidates,
