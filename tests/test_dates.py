@@ -1,10 +1,11 @@
 """The months a query names, and whether a vault writes them in any form (dates.py): obsidian-hub's "Obsidian
 October 2023 winners" was `medium` over the October 2021 and 2022 winners; the hub never writes October 2023."""
 
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
+from sidecar.core import VaultIndex
 from sidecar.retrieve.dates import MonthNamed, query_months
 from tests.conftest import vault_of
 
@@ -31,21 +32,25 @@ DATED = {
 }
 
 
+@pytest.fixture(scope="module")
+def dated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultIndex]:
+    with vault_of(tmp_path_factory.mktemp("dated"), DATED) as index:
+        yield index
+
+
 @pytest.mark.parametrize("query", [
     "what did I fix in October 2023", "notes from March 2022", "the July 2021 trip to Porto",
     "junho de 2020", "winners of October 2021", "December 2019 winners",
 ])
-def test_a_month_the_vault_writes_in_any_form_is_no_missing_name(tmp_path: Path, query: str) -> None:
-    with vault_of(tmp_path, DATED) as index:
-        assert "mentions" not in (index.search(query)["caveat"] or "")
+def test_a_month_the_vault_writes_in_any_form_is_no_missing_name(dated: VaultIndex, query: str) -> None:
+    assert "mentions" not in (dated.search(query)["caveat"] or "")
 
 
 @pytest.mark.parametrize(("query", "spelled"), [
     ("Obsidian October 2024 winners", "October 2024"),  # "2024-06-10" holds 2024 and 10, not October 2024
     ("what did I fix in Oct. 2018", "Oct. 2018"),  # the vault has Oct... 2021, not 2018
 ])
-def test_a_month_the_vault_never_writes_is_said_missing(tmp_path: Path, query: str, spelled: str) -> None:
-    with vault_of(tmp_path, DATED) as index:
-        answer = index.search(query)
-        assert answer["band"] == "low"
-        assert f"No note mentions “{spelled}”." in (answer["caveat"] or "")
+def test_a_month_the_vault_never_writes_is_said_missing(dated: VaultIndex, query: str, spelled: str) -> None:
+    answer = dated.search(query)
+    assert answer["band"] == "low"
+    assert f"No note mentions “{spelled}”." in (answer["caveat"] or "")

@@ -26,7 +26,7 @@ class QueryEvidence:
     exact: frozenset[str]  # terms with digits, which only an exact hit answers ("2023", "v1", "e404")
     least_weight: float = 0.0  # what a query's words must weigh together for a hit holding them all to count fully
     absence_weight: float = 1.0  # how much a word the vault lacks tells, by the vault's size (absence_weight())
-    missing_names: tuple[str, ...] = ()  # the query's names found nowhere, phrases ("apple watch") too, lowered
+    missing_names: tuple[str, ...] = ()  # the query's names found nowhere, phrases ("apple watch") and months too
 
     @property
     def absent(self) -> float:
