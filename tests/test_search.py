@@ -146,6 +146,8 @@ def test_a_name_the_vault_never_writes_is_no_confident_answer(demo_index: VaultI
     assert "No note mentions “Grafana Cloud”." in (answer["caveat"] or "")  # why, in the query's spelling
     assert "mentions" not in (demo_index.search("how do I set up Grafana alerts")["caveat"] or "")
     assert demo_index.search("does NVDA read my notes aloud")["band"] == "low"  # the hub's GDPR and NVDA were medium
+    # The vault's "Grafana" with a Polish ending is no name it lacks (help-pl: "z Excela", "w Obsidianie" were)
+    assert "mentions" not in (demo_index.search("jak ustawić alerty w Grafanie")["caveat"] or "")
     assert demo_index.search("what did I do in October 2026")["band"] == "high"  # the daily notes' titles write it
     assert "mentions" not in (demo_index.search("notes about Proxm", typed=True)["caveat"] or "")  # being typed
     # help-nl: "... voor de Apple Watch?" was `high` as it was typed; its "?" ends the last word

@@ -624,7 +624,8 @@ class Searcher:
         counts = document_counts(self.conn, lexq.terms, self.snap.chunk_count, self._term_counts(),
                                  dict(lexq.apart)) if hits else {}
         named = typed_out(text) if typed else query  # a name half typed is no name the vault lacks
-        evidence = query_evidence(counts, self.snap.chunk_count, *self._names(named) if hits else (frozenset(), ()))
+        evidence = query_evidence(counts, self.snap.chunk_count,
+                                  *self._names(named, counts) if hits else (frozenset(), ()))
         chunk_rows = self._chunk_rows([h.chunks[0] for h in hits[:COVERAGE_WINDOW]])
         apply_coverage_boost(hits, chunk_rows, lexq.terms, self.ranking.coverage_weight, self.ranking.mention_weight)
         # The window whose names named_first reads, and any hit further down whose file the query names: a
@@ -683,16 +684,19 @@ class Searcher:
                     self.snap, qvec, allowed, self.ranking.candidates, self.ranking.per_note)
         return cands
 
-    def _names(self, query: str) -> tuple[frozenset[str], list[str]]:
+    def _names(self, query: str, counts: Mapping[str, int]) -> tuple[frozenset[str], list[str]]:
         """The query's names (lexical.query_names), and those of them no section holds that are phrases
         ("Apple Watch") or months ("October 2023"). A month's name in a date is the date's, no name of its own:
-        a vault writing "12.03.2022" has "March 2022" without the word "March"."""
+        a vault writing "12.03.2022" has "March 2022" without the word "March". A name the vault writes less
+        the query's ending is no name it lacks: Polish "z Excela", "w Obsidianie" (help-pl, a QA set)."""
         months = query_months(query)
         dated = {word for month in months for word in month.spelled.split()}
         phrases = [phrase for phrase in query_name_phrases(query) if dated.isdisjoint(phrase.split())]
         cache = self._term_counts()
-        return query_names(query) - dated, [*unseen_phrases(self.conn, phrases, self.snap.chunk_count, cache),
-                                            *unseen_months(self.conn, months, cache)]
+        names = query_names(query) - dated
+        inflected = {name for name in names if counts.get(name) == 0 and _start_part(self.conn, name, cache)}
+        return names - inflected, [*unseen_phrases(self.conn, phrases, self.snap.chunk_count, cache),
+                                   *unseen_months(self.conn, months, cache)]
 
     def _term_counts(self) -> dict[str, int]:
         """The generation's cache of FTS counts, with the section count under "". A new one past
