@@ -194,3 +194,19 @@ def test_a_rebuild_from_an_older_schema_keeps_none_of_the_old_text(tmp_path: Pat
     again.close()
     for path in (tmp_path / "index").glob("index.sqlite3*"):
         assert marker.encode() not in path.read_bytes(), path.name
+
+
+def test_a_word_the_vault_writes_with_another_ending_is_no_word_it_lacks(tmp_path: Path) -> None:
+    """help-tr and help-pl (QA sets): answerable questions were `low` for words the vault writes with another
+    ending ("notlarimi" where it says "notlarinizi"), counted as words it lacks: 88% and 84% of their answerable
+    questions out of `low`, 97% and 94% once such a word counts as the vault's."""
+    from sidecar.retrieve.search import document_counts
+
+    notes = {"Yedek.md": "# Yedek\n\nNotlarinizi düzenli olarak yedekleyin.\n",
+             "Collegamenti.md": "# Collegamenti\n\nPuoi collegare le note tra loro.\n"}
+    with vault_of(tmp_path, notes, load_model=False) as index:
+        counts = document_counts(index.reader(), ["notlarimi", "collegarmi", "zorblaxing", "notla"],
+                                 index.status()["chunks"])
+        assert counts["notlarimi"] > 0 and counts["collegarmi"] > 0
+        assert counts["zorblaxing"] == 0  # no start of it begins a word of the vault
+        assert counts["notla"] == 0  # too short to carry an ending

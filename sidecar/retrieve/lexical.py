@@ -230,11 +230,15 @@ START_SHARE = 0.6
 
 
 def ending_word(part: str) -> str | None:
-    """The word of a query part that may carry an ending to look past, else None. Cyrillic words have
-    their own list of endings (without_ending)."""
+    """The word of a query part that may carry an ending to look past, else None."""
     m = SINGLE_WORD_PART.fullmatch(part)
-    word = m.group(1) if m else ""
-    return word if len(word) >= MIN_ENDING_WORD and word.isalpha() and not CYRILLIC_WORD.fullmatch(word) else None
+    return m.group(1) if m and may_carry_ending(m.group(1)) else None
+
+
+def may_carry_ending(word: str) -> bool:
+    """A word of MIN_ENDING_WORD letters or more, whose ending the vault may write otherwise. Cyrillic words
+    have their own list of endings (without_ending)."""
+    return len(word) >= MIN_ENDING_WORD and word.isalpha() and not CYRILLIC_WORD.fullmatch(word)
 
 
 def start_cuts(word: str) -> range:

@@ -52,6 +52,7 @@ from sidecar.retrieve.lexical import (
     holds_term,
     make_snippet,
     may_be_compound,
+    may_carry_ending,
     query_name_phrases,
     query_names,
     start_cuts,
@@ -250,6 +251,13 @@ def _start_part(conn: sqlite3.Connection, word: str, counts: dict[str, int]) -> 
         if counts["start:" + term]:
             return [term]
     return []
+
+
+def _start_count(conn: sqlite3.Connection, start: str, cap: int, cache: dict[str, int]) -> int:
+    """Sections holding a word that begins with this start (an FTS5 prefix term), counted up to `cap`."""
+    if "df:" + start not in cache:
+        cache["df:" + start] = reads.match_count(conn, start, cap)
+    return cache["df:" + start]
 
 
 COMPOUND_COUNT_CAP = 1000  # a part's sections are counted this far: enough to rank the ways of splitting
@@ -547,6 +555,8 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
             parts = _compound_parts(conn, term, cache)
             if parts:
                 counts[term] = min(cache["compound:" + part] for part in parts)
+        if counts[term] == 0 and may_carry_ending(term) and (start := _start_part(conn, term, cache)):
+            counts[term] = _start_count(conn, start[0], cap, cache)  # as present as the vault's word it inflects
     return counts
 
 
