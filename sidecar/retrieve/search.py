@@ -698,7 +698,8 @@ class Searcher:
         """The query's names (lexical.query_names), and those of them no section holds that are phrases
         ("Apple Watch") or months ("October 2023"). A month's name in a date is the date's, no name of its own:
         a vault writing "12.03.2022" has "March 2022" without the word "March". A name the vault writes less
-        the query's ending is no name it lacks: Polish "z Excela", "w Obsidianie" (help-pl, a QA set)."""
+        the query's ending is no name it lacks: Polish "z Excela", "w Obsidianie" (help-pl, a QA set); from
+        seven letters document_counts already counts it so, a name of six ("Excela") is looked past here."""
         months = query_months(query)
         dated = {word for month in months for word in month.spelled.split()}
         phrases = [phrase for phrase in query_name_phrases(query) if dated.isdisjoint(phrase.split())]
