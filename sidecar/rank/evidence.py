@@ -33,7 +33,7 @@ class QueryEvidence:
         """The evidence against any answer from the query's words the vault lacks: their share, weighed by
         the vault's size; a query with no word the vault has (a made-up word), or naming a thing the vault
         never names ("GDPR"; "Apple Watch", whose words apart are no mention of it), counts fully in any vault."""
-        if self.unseen_share >= 1.0 or self.missing_names:
+        if self.unseen_share >= 1.0 or self.lacks_name:
             return 1.0
         return self.unseen_share * self.absence_weight
 

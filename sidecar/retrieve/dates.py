@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from sidecar.ingest.fold import fold
+from sidecar.retrieve.lexical import WORD
 
 # Month names as a query writes them, January first, in the languages whose dates read "<month> <year>".
 # Languages that inflect a month in a date ("października", "октября") are left out: their months are never
@@ -38,7 +39,6 @@ SEARCH_PREFIX = 3
 CONNECTORS = frozenset(("of", "de", "del", "di", "van"))  # "outubro de 2023", "October of 2023"
 YEAR = re.compile(r"(19|20)\d\d")
 DAY = re.compile(r"(0?[1-9]|[12]\d|3[01])(st|nd|rd|th|er|º)?")
-WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
