@@ -99,7 +99,7 @@ def test_a_name_of_several_words_the_vault_never_writes_side_by_side_is_a_thing_
     assert query_names("How To Use Dataview Tasks") == query_name_phrases("Daily Note Template") == frozenset()  # Title Case
     counts = {"obsidian": 40, "app": 30, "apple": 3, "watch": 1}
     lacking = query_evidence(counts, sections=1000, names=frozenset({"obsidian", "apple", "watch"}),
-                             unseen_phrases=("apple watch",))
+                             unseen_things=("apple watch",))
     assert lacking.absent == 1.0 and lacking.lacks_name  # as a query of words the vault lacks, and never `high`
     assert lacking.missing_names == ("apple watch",)  # what the caveat names
     teams = query_evidence({"microsoft": 0, "teams": 5}, 1000, frozenset({"microsoft", "teams"}), ("microsoft teams",))

@@ -66,9 +66,9 @@ def absence_weight(sections: int) -> float:
 
 
 def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[str] = frozenset(),
-                   unseen_phrases: Sequence[str] = ()) -> QueryEvidence:
+                   unseen_things: Sequence[str] = ()) -> QueryEvidence:
     """From each term's section count (capped at count_cap) and the number of sections; `names` are the
-    query's (lexical.query_names); `unseen_phrases`, its names of several words (lexical.query_name_phrases)
+    query's (lexical.query_names); `unseen_things`, its names of several words (lexical.query_name_phrases)
     and its months (dates.query_months) that no section holds."""
     n = max(1, sections)
     idf = {t: math.log((n + 1) / (c + 0.5)) if c else math.log(2 * (n + 1)) for t, c in counts.items()}
@@ -79,7 +79,7 @@ def query_evidence(counts: Mapping[str, int], sections: int, names: frozenset[st
     missing = [t for t, c in counts.items() if c == 0 and t in names]
     return QueryEvidence(idf, unseen, rare, exact, least_weight=math.log((n + 1) / (rare_count + 0.5)),
                          absence_weight=absence_weight(n),
-                         missing_names=(*unseen_phrases, *(t for t in missing if not _in_any(t, unseen_phrases))))
+                         missing_names=(*unseen_things, *(t for t in missing if not _in_any(t, unseen_things))))
 
 
 def _in_any(word: str, phrases: Sequence[str]) -> bool:
