@@ -8,6 +8,7 @@ vault writes it in more ways than the query does: "2023-10-05" in a daily note's
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -64,6 +65,7 @@ def query_months(query: str) -> tuple[MonthNamed, ...]:
     return tuple(found)
 
 
+@functools.lru_cache(maxsize=64)  # asked again at each search naming that month; its count is cached apart
 def month_match(named: MonthNamed) -> str:
     """An FTS5 expression matching a section that writes this month of this year: a name of the month in
     any of MONTH_NAMES's languages within two words of the year ("5 de outubro de 2023", "Oct. 12, 2023"),

@@ -221,12 +221,10 @@ def _specific_any(conn: sqlite3.Connection, query: LexicalQuery, counts: dict[st
     counts = {} if counts is None else counts
     kept = []
     for part in query.parts:
-        key = "part:" + part
-        if key not in counts:
-            counts[key] = reads.match_count(conn, part, cap + 1)
-        if counts[key] <= cap:
+        found = _counted(conn, counts, "part:" + part, part, cap + 1)
+        if found <= cap:
             kept.append(part)
-        if counts[key] == 0:
+        if found == 0:
             kept += _absent_word_parts(conn, part, counts)
     return " OR ".join(kept) if kept else str(query.match)
 
@@ -246,18 +244,17 @@ def _start_part(conn: sqlite3.Connection, word: str, counts: dict[str, int]) -> 
     """The longest start of the word (start_cuts) that some section's word begins with, as an FTS5 prefix term."""
     for cut in start_cuts(word):
         term = f'"{word[:cut]}" *'
-        if "start:" + term not in counts:
-            counts["start:" + term] = reads.match_count(conn, term, 1)  # whether any section has it
-        if counts["start:" + term]:
+        if _counted(conn, counts, "start:" + term, term, 1):  # whether any section has it
             return [term]
     return []
 
 
-def _start_count(conn: sqlite3.Connection, start: str, cap: int, cache: dict[str, int]) -> int:
-    """Sections holding a word that begins with this start (an FTS5 prefix term), counted up to `cap`."""
-    if "df:" + start not in cache:
-        cache["df:" + start] = reads.match_count(conn, start, cap)
-    return cache["df:" + start]
+def _counted(conn: sqlite3.Connection, cache: dict[str, int], key: str, expr: str, cap: int) -> int:
+    """Sections matching the FTS5 expression, counted up to `cap` (reads.match_count) and kept under `key` in
+    the generation's cache (Searcher._term_counts): a word asked again costs a dict lookup."""
+    if key not in cache:
+        cache[key] = reads.match_count(conn, expr, cap)
+    return cache[key]
 
 
 COMPOUND_COUNT_CAP = 1000  # a part's sections are counted this far: enough to rank the ways of splitting
@@ -268,9 +265,7 @@ def _compound_parts(conn: sqlite3.Connection, word: str, counts: dict[str, int])
     also as the start of a longer word: it carries the ending), by the geometric mean of their section
     counts; none when no split has both."""
     def count(term: str) -> int:
-        if "compound:" + term not in counts:
-            counts["compound:" + term] = reads.match_count(conn, term, COMPOUND_COUNT_CAP)
-        return counts["compound:" + term]
+        return _counted(conn, counts, "compound:" + term, term, COMPOUND_COUNT_CAP)
 
     best: tuple[int, list[str]] | None = None
     for left, right in compound_splits(word):
@@ -510,14 +505,8 @@ def unseen_phrases(conn: sqlite3.Connection, phrases: Collection[str], sections:
 def unseen_months(conn: sqlite3.Connection, months: Collection[MonthNamed], cache: dict[str, int]) -> list[str]:
     """The months the query names ("October 2023") that no section writes in any form (dates.month_match),
     as the query spells them."""
-    missing = []
-    for named in months:
-        key = f"month:{named.year}-{named.month}"
-        if key not in cache:
-            cache[key] = reads.match_count(conn, month_match(named), 1)
-        if cache[key] == 0:
-            missing.append(named.spelled)
-    return missing
+    return [named.spelled for named in months
+            if not _counted(conn, cache, f"month:{named.year}-{named.month}", month_match(named), 1)]
 
 
 def never_mentioned(query: str, names: Sequence[str]) -> str:
@@ -556,7 +545,7 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str], sections: in
             if parts:
                 counts[term] = min(cache["compound:" + part] for part in parts)
         if counts[term] == 0 and may_carry_ending(term) and (start := _start_part(conn, term, cache)):
-            counts[term] = _start_count(conn, start[0], cap, cache)  # as present as the vault's word it inflects
+            counts[term] = _counted(conn, cache, "df:" + start[0], start[0], cap)  # as present as the vault's word it inflects
     return counts
 
 
